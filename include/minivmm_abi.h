@@ -1,0 +1,35 @@
+/* minivmm guest ABI: every guest-visible constant shared by the VMM and the
+ * test guest. Self-contained (no includes) so a freestanding guest can use it.
+ *
+ * The debug-exit port keeps QEMU's isa-debug-exit semantics (iobase 0x501):
+ * a guest writing value v makes the VMM exit with status (v << 1) | 1, so one
+ * guest binary behaves the same under minivmm and under QEMU. */
+#ifndef MINIVMM_ABI_H
+#define MINIVMM_ABI_H
+
+/* Port I/O */
+#define MINIVMM_PORT_COM1        0x3f8   /* 16550A UART, 8 registers */
+#define MINIVMM_IRQ_COM1         4
+#define MINIVMM_PORT_I8042_DATA  0x60
+#define MINIVMM_PORT_I8042_CMD   0x64    /* write 0xfe: pulse reset line */
+#define MINIVMM_PORT_DEBUG_EXIT  0x501   /* out v (1, 2 or 4 bytes) -> exit (v << 1) | 1 */
+#define MINIVMM_PORT_BOOT_TIMER  0x510   /* out MINIVMM_BOOT_TIMER_UP: "I am up" */
+#define MINIVMM_BOOT_TIMER_UP    123
+
+/* Exit statuses of the minivmm process (besides the debug-exit ones, which
+ * are always odd). */
+#define MINIVMM_EXIT_OK          0       /* guest reset (i8042, reboot=k) or poweroff */
+#define MINIVMM_EXIT_USAGE       2       /* bad flag, value or file */
+#define MINIVMM_EXIT_GUEST_CRASH 4       /* triple fault, internal error, failed entry */
+#define MINIVMM_EXIT_HOST_ERROR  6       /* the VMM itself failed while running */
+
+/* Local APIC and IOAPIC, at their architectural addresses. */
+#define MINIVMM_LAPIC_BASE       0xfee00000UL
+#define MINIVMM_IOAPIC_BASE      0xfec00000UL
+
+/* Device MMIO windows (virtio-mmio, 4 KiB each) start here, in the hole
+ * below 4 GiB. */
+#define MINIVMM_MMIO_BASE        0xd0000000UL
+#define MINIVMM_MMIO_WINDOW      0x1000UL
+
+#endif
