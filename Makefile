@@ -1,0 +1,105 @@
+# minivmm — build, test, demo, install.
+#
+#   make            build minivmm, its library, the test guest and the unit tests
+#   make demo       boot the bundled test guest (the README's main job)
+#   make test       unit tests, integration tests (real guests under /dev/kvm),
+#                   nested Linux tests
+#   make SAN=address,undefined test   the same under ASan/UBSan
+#   make STATIC=1   one self-contained static binary
+#   make install PREFIX=/usr/local DESTDIR=
+#
+# Packages come from Debian through scripts/install-deps.sh, which the
+# targets below call when something they need is missing.
+
+BUILD   ?= build
+PREFIX  ?= /usr/local
+DESTDIR ?=
+CC      ?= gcc
+SAN     ?=
+STATIC  ?=
+
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wpointer-arith \
+           -Wmissing-prototypes -Wstrict-prototypes -Wformat=2 \
+           -D_GNU_SOURCE -I. -Iinclude -MMD -MP \
+           -DMINIVMM_VERSION='"$(VERSION)"'
+LDLIBS  += -luring -lpthread
+
+ifneq ($(SAN),)
+  CFLAGS  += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
+  LDFLAGS += -fsanitize=$(SAN)
+  BUILD   := $(BUILD)-san
+endif
+ifneq ($(STATIC),)
+  LDFLAGS += -static
+  BUILD   := $(BUILD)-static
+endif
+
+LIB_SRCS  := $(filter-out vmm/main.c,$(wildcard vmm/*.c devices/*.c devices/virtio/*.c net/*.c boot/*.c))
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+MAIN_OBJ  := $(BUILD)/obj/vmm/main.o
+LIB       := $(BUILD)/libminivmm.a
+BIN       := $(BUILD)/minivmm
+
+UNIT_SRCS := $(wildcard tests/unit/*_test.c)
+UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/obj/%.o)
+UNIT_BIN  := $(BUILD)/unit-tests
+
+DEPS_OK   := $(BUILD)/.deps-build
+
+.PHONY: all deps demo test unit-test integration-test linux-test install clean
+all: $(BIN) $(UNIT_BIN) testguest
+
+# Re-checked only when the script changes; the script is quick when nothing is missing.
+$(DEPS_OK): scripts/install-deps.sh
+	@mkdir -p $(@D)
+	scripts/install-deps.sh build
+	@touch $@
+deps: $(DEPS_OK)
+
+$(BUILD)/obj/%.o: %.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(LIB): $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(MAIN_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(UNIT_BIN): $(UNIT_OBJS) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(LDLIBS)
+
+include guest-images/testguest/testguest.mk
+
+demo: $(BIN) testguest
+	$(BIN) --kernel $(TESTGUEST) --cpus 2 --cmdline 'test=hello'
+
+unit-test: $(UNIT_BIN)
+	$(UNIT_BIN) --jobs 2
+
+integration-test: $(BIN) testguest
+	scripts/install-deps.sh test
+	BUILD=$(BUILD) tests/integration/run.sh
+
+linux-test: $(DEPS_OK)
+	scripts/install-deps.sh linux
+	BUILD=$(BUILD) tests/linux/run.sh
+
+test: all
+	$(MAKE) unit-test
+	$(MAKE) integration-test
+	$(MAKE) linux-test
+
+install: $(BIN)
+	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/minivmm
+	install -D -m 0644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libminivmm.a
+	install -D -m 0644 include/minivmm.h $(DESTDIR)$(PREFIX)/include/minivmm.h
+
+clean:
+	rm -rf build build-san build-static
+
+-include $(LIB_OBJS:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_OBJS:.o=.d)

@@ -1,0 +1,35 @@
+/* 16550A UART (COM1): guest output to a file descriptor, host input to the
+ * guest, interrupts on an ISA IRQ of the in-kernel irqchip. */
+#ifndef MINIVMM_DEVICES_SERIAL_H
+#define MINIVMM_DEVICES_SERIAL_H
+
+#include <stdbool.h>
+
+#include "devices/bus.h"
+#include "vmm/error.h"
+#include "vmm/kvm.h"
+#include "vmm/vm_events.h"
+
+struct serial;
+
+struct serial_config {
+	int in_fd;          /* host input for the guest, -1 for none */
+	int out_fd;         /* guest output, -1 to discard */
+	bool raw_terminal;  /* put in_fd in raw mode if it is a terminal (restored at destroy) */
+	unsigned gsi;       /* ISA IRQ, 4 for COM1 */
+};
+
+int serial_create(struct serial **out, const struct serial_config *cfg, struct kvm *kvm,
+		  const struct vm_events *ev, struct vmm_err *err);
+
+/* The bus device for the eight UART registers. */
+struct bus_device serial_bus_device(struct serial *s);
+
+/* Start / stop the thread that feeds host input to the guest. */
+int serial_start_input(struct serial *s, struct vmm_err *err);
+void serial_stop_input(struct serial *s);
+
+/* Stops input, restores the terminal, frees. NULL is fine. */
+void serial_destroy(struct serial *s);
+
+#endif

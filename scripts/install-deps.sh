@@ -1,0 +1,42 @@
+#!/bin/sh
+# Install the Debian packages minivmm needs, for one or more purposes:
+#   build  compile minivmm, the test guest and the unit tests
+#   test   run the integration tests (network namespaces, taps, QEMU peer)
+#   linux  build the nested Linux test environment (kernels, initramfs)
+# Quick when nothing is missing: it asks dpkg first and runs apt-get only for
+# what is absent.
+set -eu
+
+pkgs_build="gcc make libc6-dev liburing-dev libcriterion-dev pkg-config git"
+pkgs_test="iproute2 iputils-ping qemu-system-x86 python3"
+pkgs_linux="qemu-system-x86 busybox-static linux-image-amd64 linux-source-6.1 \
+ flex bison bc libelf-dev libssl-dev lz4 cpio xz-utils kmod"
+
+want=""
+[ $# -eq 0 ] && set -- build
+for purpose in "$@"; do
+	case "$purpose" in
+	build) want="$want $pkgs_build" ;;
+	test)  want="$want $pkgs_build $pkgs_test" ;;
+	linux) want="$want $pkgs_build $pkgs_linux" ;;
+	*) echo "install-deps.sh: unknown purpose '$purpose' (build, test, linux)" >&2; exit 2 ;;
+	esac
+done
+
+missing=""
+for p in $want; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed'; then
+		case " $missing " in *" $p "*) ;; *) missing="$missing $p" ;; esac
+	fi
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps.sh: missing packages:$missing (run as root to install them)" >&2
+	exit 1
+fi
+echo "install-deps.sh: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+# shellcheck disable=SC2086
+apt-get install -y -q --no-install-recommends $missing

@@ -1,0 +1,50 @@
+#!/bin/bash
+# Integration tests: boot real guests under /dev/kvm. Prints one line per
+# test and a final "N passed, N failed"; exits non-zero if anything failed.
+# Nothing is skipped: a test that cannot run fails and says why.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/integration/lib.sh
+
+passed=0
+failed=0
+failures=()
+
+preflight() {
+	[ -x "$MINIVMM" ] || { echo "preflight: $MINIVMM not built (run make)"; return 1; }
+	[ -f "$TESTGUEST" ] || { echo "preflight: $TESTGUEST not built (run make)"; return 1; }
+	[ -w /dev/kvm ] || { echo "preflight: /dev/kvm is missing or not writable: integration tests need KVM"; return 1; }
+}
+
+run_test() {
+	local name=$1 start end
+	rm -f "$TMP_ROOT/.reason"
+	start=$(date +%s.%N)
+	if ( set -u; "t_$name" ); then
+		end=$(date +%s.%N)
+		printf 'ok - %s (%.1fs)\n' "$name" "$(echo "$end - $start" | bc)"
+		passed=$((passed + 1))
+	else
+		printf 'FAIL - %s: %s\n' "$name" "$(cat "$TMP_ROOT/.reason" 2>/dev/null || echo 'failed')"
+		failed=$((failed + 1))
+		failures+=("$name")
+	fi
+}
+
+for f in tests/integration/test_*.sh; do
+	. "$f"
+done
+
+only=${1:-}
+if ! preflight; then
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+for t in $(declare -F | awk '{print $3}' | grep '^t_' | sed 's/^t_//'); do
+	if [ -n "$only" ] && [[ "$t" != $only ]]; then continue; fi
+	run_test "$t"
+done
+rm -rf "$TMP_ROOT"
+[ ${#failures[@]} -eq 0 ] || echo "failed: ${failures[*]}"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,73 @@
+# Booting the test guest: vCPUs, exit codes, serial, crashes.
+
+boot_smp() {
+	local n=$1 out="$TMP_ROOT/smp$n.out"
+	run_vm "$out" --kernel "$TESTGUEST" --cpus "$n" --cmdline "test=smp" < /dev/null
+	expect_rc 0 "$out" || return 1
+	expect_line "all $n vCPUs up" "$out" || return 1
+	local i
+	for ((i = 0; i < n; i++)); do
+		expect_line "cpu $i up" "$out" || return 1
+	done
+	expect_line "boot time: [0-9.]+ ms" "$out"
+}
+
+t_boot_1_vcpu() { boot_smp 1; }
+t_boot_2_vcpus() { boot_smp 2; }
+t_boot_4_vcpus() { boot_smp 4; }
+
+t_hello_resets_with_status_0() {
+	local out="$TMP_ROOT/hello.out"
+	run_vm "$out" --kernel "$TESTGUEST" --cmdline "test=hello" < /dev/null
+	expect_rc 0 "$out" && expect_line "hello from minivmm test guest" "$out" &&
+		expect_line "reset through the i8042" "$out"
+}
+
+t_debug_exit_code_passes_through() {
+	local out="$TMP_ROOT/exit.out" code
+	for code in 0 5 42; do
+		run_vm "$out" --kernel "$TESTGUEST" --cmdline "test=exit code=$code" < /dev/null
+		expect_rc $(((code << 1) | 1)) "$out" || return 1
+	done
+}
+
+t_serial_input_reaches_guest() {
+	local out="$TMP_ROOT/echo.out"
+	# Input arrives before the guest asks: the UART FIFO holds it.
+	printf 'hello from the host\n' | run_vm "$out" --kernel "$TESTGUEST" --cmdline "test=serial-echo"
+	expect_rc 0 "$out" && expect_line "got 'hello from the host'" "$out"
+}
+
+t_triple_fault_is_reported() {
+	local out="$TMP_ROOT/tf.out"
+	run_vm "$out" --kernel "$TESTGUEST" --cmdline "test=triple-fault" < /dev/null
+	expect_rc 4 "$out" && expect_line "guest crashed: vCPU 0: guest triple fault" "$out" &&
+		expect_line "rip=0x" "$out"
+}
+
+t_guest_exception_is_reported() {
+	local out="$TMP_ROOT/fault.out"
+	run_vm "$out" --kernel "$TESTGUEST" --cmdline "test=fault" < /dev/null
+	expect_line "exception 6 at rip" "$out" || return 1
+	if [ "$rc" = 0 ] || [ $((rc & 1)) != 1 ]; then
+		fail "exit status $rc, expected an odd debug-exit status"
+	fi
+}
+
+t_serial_to_file_and_none() {
+	local out="$TMP_ROOT/none.out" file="$TMP_ROOT/console.txt"
+	run_vm "$out" --kernel "$TESTGUEST" --serial "file:$file" --cmdline "test=hello" < /dev/null
+	expect_rc 0 "$out" && expect_line "hello from minivmm test guest" "$file" &&
+		expect_no_line "hello from minivmm" "$out" || return 1
+	run_vm "$out" --kernel "$TESTGUEST" --serial none --cmdline "test=hello" < /dev/null
+	expect_rc 0 "$out" && expect_no_line "hello from minivmm" "$out"
+}
+
+t_sigterm_stops_cleanly() {
+	local out="$TMP_ROOT/term.out"
+	# serial-echo waits for input forever; SIGTERM must end it cleanly.
+	( sleep 1; pkill -TERM -f "minivmm --kernel $TESTGUEST --cmdline test=serial-echo" ) &
+	sleep 100 | run_vm "$out" --kernel "$TESTGUEST" --cmdline "test=serial-echo"
+	wait
+	expect_rc 143 "$out" && expect_line "stopped by signal 15" "$out"
+}

@@ -1,0 +1,166 @@
+#include "vmm/cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SERIAL_SYNTAX "stdio|none|file:PATH"
+
+const char cli_usage[] =
+	"Usage: minivmm --kernel PATH [options]\n"
+	"\n"
+	"Boot a Linux bzImage, a PVH vmlinux or a PVH unikernel ELF under KVM.\n"
+	"\n"
+	"  --kernel PATH        kernel to boot: bzImage (64-bit boot protocol, >= 2.12)\n"
+	"                       or an ELF with a PVH entry note\n"
+	"  --initrd PATH        initial ramdisk\n"
+	"  --cmdline STR        kernel command line\n"
+	"                       (default: \"" MINIVMM_DEFAULT_CMDLINE "\")\n"
+	"  --cpus N             number of vCPUs, 1 to 64 (default 1)\n"
+	"  --mem SIZE           guest RAM, a multiple of 2M: 64M, 1G ... (default 256M)\n"
+	"  --serial " SERIAL_SYNTAX "\n"
+	"                       where COM1 (ttyS0) goes (default stdio; on a terminal\n"
+	"                       input is raw and Ctrl-A x quits)\n"
+	"  --help               this text\n"
+	"  --version            print the version\n"
+	"\n"
+	"Exit status: 0 the guest reset or powered off; (v << 1) | 1 the guest wrote v\n"
+	"to the debug-exit port 0x501; 2 bad usage or input; 4 the guest crashed\n"
+	"(triple fault, KVM internal error); 6 the VMM failed while running;\n"
+	"128+N stopped by signal N.\n";
+
+enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEM, OPT_SERIAL, OPT_HELP,
+       OPT_VERSION };
+
+static const struct option cli_long_options[] = {
+	{ "kernel", required_argument, NULL, OPT_KERNEL },
+	{ "initrd", required_argument, NULL, OPT_INITRD },
+	{ "cmdline", required_argument, NULL, OPT_CMDLINE },
+	{ "cpus", required_argument, NULL, OPT_CPUS },
+	{ "mem", required_argument, NULL, OPT_MEM },
+	{ "serial", required_argument, NULL, OPT_SERIAL },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+int cli_parse_uint(const char *text, unsigned min, unsigned max, unsigned *value)
+{
+	if (!text || !*text || *text == '-' || *text == '+')
+		return -EINVAL;
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(text, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*value = (unsigned)v;
+	return 0;
+}
+
+int cli_parse_size(const char *text, uint64_t *bytes)
+{
+	if (!text || !*text || *text == '-' || *text == '+')
+		return -EINVAL;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(text, &end, 10);
+	if (errno || end == text)
+		return -EINVAL;
+	unsigned shift = 0;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	default: break;
+	}
+	if (shift && (*end == 'i' || *end == 'I') && (end[1] == 'B' || end[1] == 'b'))
+		end += 2;
+	if (*end || (shift && v > (ULLONG_MAX >> shift)))
+		return -EINVAL;
+	*bytes = (uint64_t)v << shift;
+	return 0;
+}
+
+static int cli_parse_serial(const char *text, struct minivmm_config *vm, struct vmm_err *err)
+{
+	if (strcmp(text, "stdio") == 0) {
+		vm->serial = MINIVMM_SERIAL_STDIO;
+	} else if (strcmp(text, "none") == 0) {
+		vm->serial = MINIVMM_SERIAL_NONE;
+	} else if (strncmp(text, "file:", 5) == 0 && text[5]) {
+		vm->serial = MINIVMM_SERIAL_FILE;
+		vm->serial_path = text + 5;
+	} else {
+		return vmm_err_set(err, EINVAL, "--serial: '%s' is not one of " SERIAL_SYNTAX, text);
+	}
+	return 0;
+}
+
+static int cli_apply(int opt, const char *arg, struct cli_options *o, struct vmm_err *err)
+{
+	switch (opt) {
+	case OPT_KERNEL:
+		o->vm.kernel_path = arg;
+		return 0;
+	case OPT_INITRD:
+		o->vm.initrd_path = arg;
+		return 0;
+	case OPT_CMDLINE:
+		o->vm.cmdline = arg;
+		return 0;
+	case OPT_CPUS:
+		if (cli_parse_uint(arg, 1, MINIVMM_MAX_CPUS, &o->vm.ncpus))
+			return vmm_err_set(err, EINVAL, "--cpus: '%s' is not a number from 1 to %d",
+					   arg, MINIVMM_MAX_CPUS);
+		return 0;
+	case OPT_MEM:
+		if (cli_parse_size(arg, &o->vm.mem_size))
+			return vmm_err_set(err, EINVAL, "--mem: '%s' is not a size such as 256M or 1G", arg);
+		if (o->vm.mem_size < (16ull << 20) || o->vm.mem_size % (2ull << 20))
+			return vmm_err_set(err, EINVAL, "--mem: '%s' must be at least 16M and a multiple of 2M", arg);
+		return 0;
+	case OPT_SERIAL:
+		return cli_parse_serial(arg, &o->vm, err);
+	case OPT_HELP:
+		o->help = true;
+		return 0;
+	case OPT_VERSION:
+		o->version = true;
+		return 0;
+	default:
+		return vmm_err_set(err, EINVAL, "internal: unhandled option %d", opt);
+	}
+}
+
+int cli_parse(int argc, char **argv, struct cli_options *o, struct vmm_err *err)
+{
+	memset(o, 0, sizeof(*o));
+	minivmm_config_init(&o->vm);
+	opterr = 0;   /* we print our own one-line errors */
+	optind = 1;
+	for (;;) {
+		int prev = optind;
+		int opt = getopt_long(argc, argv, "", cli_long_options, NULL);
+		if (opt == -1)
+			break;
+		if (opt == '?') {
+			const char *bad = prev < argc ? argv[prev] : "?";
+			if (optopt)
+				return vmm_err_set(err, EINVAL, "%s needs a value", bad);
+			return vmm_err_set(err, EINVAL, "unknown option '%s'", bad);
+		}
+		int rc = cli_apply(opt, optarg, o, err);
+		if (rc)
+			return rc;
+	}
+	if (optind < argc)
+		return vmm_err_set(err, EINVAL, "unexpected argument '%s'", argv[optind]);
+	if (o->help || o->version)
+		return 0;
+	if (!o->vm.kernel_path)
+		return vmm_err_set(err, EINVAL, "--kernel PATH is required");
+	return 0;
+}

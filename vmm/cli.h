@@ -1,0 +1,30 @@
+/* Command line of the minivmm program: flags to a struct minivmm_config. */
+#ifndef MINIVMM_VMM_CLI_H
+#define MINIVMM_VMM_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "minivmm.h"
+#include "vmm/error.h"
+
+struct cli_options {
+	struct minivmm_config vm;
+	bool help;
+	bool version;
+};
+
+/* The full grammar, printed by --help. */
+extern const char cli_usage[];
+
+/* Parse argv. On error returns a negative errno with a one-line message in
+ * err naming the flag and the problem. */
+int cli_parse(int argc, char **argv, struct cli_options *opts, struct vmm_err *err);
+
+/* "256M", "1G", "4096K", "1048576" -> bytes. */
+int cli_parse_size(const char *text, uint64_t *bytes);
+
+/* Decimal unsigned in [min, max]. */
+int cli_parse_uint(const char *text, unsigned min, unsigned max, unsigned *value);
+
+#endif

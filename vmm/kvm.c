@@ -1,0 +1,178 @@
+/* /dev/kvm: API version, capability checks, VM creation. */
+#include "vmm/kvm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+/* Where KVM puts its private TSS and identity map on VMX hosts: three pages
+ * just below the BIOS area at the top of the 32-bit space, inside our MMIO
+ * hole and clear of every device window. */
+#define KVM_TSS_ADDR          0xfffbd000UL
+#define KVM_IDENTITY_MAP_ADDR 0xfffbc000UL
+
+struct kvm_cap_need {
+	int cap;
+	const char *name;
+};
+
+/* Everything minivmm relies on. Checked up front so a missing feature is
+ * one clear line instead of an obscure ioctl failure later. */
+static const struct kvm_cap_need kvm_caps_needed[] = {
+	{ KVM_CAP_USER_MEMORY, "KVM_CAP_USER_MEMORY" },
+	{ KVM_CAP_IRQCHIP, "KVM_CAP_IRQCHIP" },
+	{ KVM_CAP_PIT2, "KVM_CAP_PIT2" },
+	{ KVM_CAP_SET_TSS_ADDR, "KVM_CAP_SET_TSS_ADDR" },
+	{ KVM_CAP_SET_IDENTITY_MAP_ADDR, "KVM_CAP_SET_IDENTITY_MAP_ADDR" },
+	{ KVM_CAP_EXT_CPUID, "KVM_CAP_EXT_CPUID" },
+	{ KVM_CAP_MP_STATE, "KVM_CAP_MP_STATE" },
+	{ KVM_CAP_IMMEDIATE_EXIT, "KVM_CAP_IMMEDIATE_EXIT" },
+	{ KVM_CAP_IOEVENTFD, "KVM_CAP_IOEVENTFD" },
+	{ KVM_CAP_IRQFD, "KVM_CAP_IRQFD" },
+	{ KVM_CAP_IRQ_ROUTING, "KVM_CAP_IRQ_ROUTING" },
+};
+
+static int kvm_check_caps(struct kvm *kvm, struct vmm_err *err)
+{
+	for (size_t i = 0; i < sizeof(kvm_caps_needed) / sizeof(kvm_caps_needed[0]); i++) {
+		if (ioctl(kvm->dev_fd, KVM_CHECK_EXTENSION, kvm_caps_needed[i].cap) <= 0)
+			return vmm_err_set(err, ENOTSUP, "/dev/kvm lacks %s, which minivmm needs",
+					   kvm_caps_needed[i].name);
+	}
+	int max = ioctl(kvm->dev_fd, KVM_CHECK_EXTENSION, KVM_CAP_MAX_VCPUS);
+	if (max <= 0)
+		max = ioctl(kvm->dev_fd, KVM_CHECK_EXTENSION, KVM_CAP_NR_VCPUS);
+	kvm->max_vcpus = max > 0 ? max : 1;
+	return 0;
+}
+
+static int kvm_get_supported_cpuid(struct kvm *kvm, struct vmm_err *err)
+{
+	/* The kernel says E2BIG until the buffer is large enough. */
+	for (unsigned n = 64; n <= 4096; n *= 2) {
+		struct kvm_cpuid2 *c = calloc(1, sizeof(*c) + n * sizeof(c->entries[0]));
+		if (!c)
+			return vmm_err_set(err, ENOMEM, "out of memory for CPUID");
+		c->nent = n;
+		if (ioctl(kvm->dev_fd, KVM_GET_SUPPORTED_CPUID, c) == 0) {
+			kvm->supported_cpuid = c;
+			return 0;
+		}
+		int e = errno;
+		free(c);
+		if (e != E2BIG)
+			return vmm_err_sys(err, e, "KVM_GET_SUPPORTED_CPUID");
+	}
+	return vmm_err_set(err, E2BIG, "KVM_GET_SUPPORTED_CPUID: too many entries");
+}
+
+static int kvm_get_msr_list(struct kvm *kvm, struct vmm_err *err)
+{
+	struct kvm_msr_list probe = { .nmsrs = 0 };
+	if (ioctl(kvm->dev_fd, KVM_GET_MSR_INDEX_LIST, &probe) < 0 && errno != E2BIG)
+		return vmm_err_sys(err, errno, "KVM_GET_MSR_INDEX_LIST");
+	struct kvm_msr_list *l = calloc(1, sizeof(*l) + probe.nmsrs * sizeof(l->indices[0]));
+	if (!l)
+		return vmm_err_set(err, ENOMEM, "out of memory for the MSR list");
+	l->nmsrs = probe.nmsrs;
+	if (ioctl(kvm->dev_fd, KVM_GET_MSR_INDEX_LIST, l) < 0) {
+		int e = errno;
+		free(l);
+		return vmm_err_sys(err, e, "KVM_GET_MSR_INDEX_LIST");
+	}
+	kvm->msr_list = l;
+	return 0;
+}
+
+int kvm_msr_supported(const struct kvm *kvm, unsigned index)
+{
+	for (unsigned i = 0; kvm->msr_list && i < kvm->msr_list->nmsrs; i++)
+		if (kvm->msr_list->indices[i] == index)
+			return 1;
+	return 0;
+}
+
+static int kvm_create_vm(struct kvm *kvm, struct vmm_err *err)
+{
+	kvm->vm_fd = ioctl(kvm->dev_fd, KVM_CREATE_VM, 0);
+	if (kvm->vm_fd < 0)
+		return vmm_err_sys(err, errno, "KVM_CREATE_VM");
+	if (ioctl(kvm->vm_fd, KVM_SET_TSS_ADDR, KVM_TSS_ADDR) < 0)
+		return vmm_err_sys(err, errno, "KVM_SET_TSS_ADDR");
+	__u64 idmap = KVM_IDENTITY_MAP_ADDR;
+	if (ioctl(kvm->vm_fd, KVM_SET_IDENTITY_MAP_ADDR, &idmap) < 0)
+		return vmm_err_sys(err, errno, "KVM_SET_IDENTITY_MAP_ADDR");
+	/* In-kernel PIC + IOAPIC + LAPICs: INIT/SIPI, HLT and interrupt
+	 * delivery never leave the kernel. */
+	if (ioctl(kvm->vm_fd, KVM_CREATE_IRQCHIP) < 0)
+		return vmm_err_sys(err, errno, "KVM_CREATE_IRQCHIP");
+	struct kvm_pit_config pit = { .flags = KVM_PIT_SPEAKER_DUMMY };
+	if (ioctl(kvm->vm_fd, KVM_CREATE_PIT2, &pit) < 0)
+		return vmm_err_sys(err, errno, "KVM_CREATE_PIT2");
+	kvm->vcpu_mmap_size = ioctl(kvm->dev_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
+	if (kvm->vcpu_mmap_size < (int)sizeof(struct kvm_run))
+		return vmm_err_sys(err, errno, "KVM_GET_VCPU_MMAP_SIZE");
+	return 0;
+}
+
+int kvm_open(struct kvm *kvm, struct vmm_err *err)
+{
+	memset(kvm, 0, sizeof(*kvm));
+	kvm->vm_fd = -1;
+	kvm->dev_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (kvm->dev_fd < 0) {
+		int e = errno;
+		if (e == ENOENT)
+			return vmm_err_set(err, e, "/dev/kvm does not exist: KVM is not available on this host (load kvm-intel or kvm-amd)");
+		return vmm_err_sys(err, e, "cannot open /dev/kvm%s",
+				   e == EACCES ? " (add your user to the kvm group)" : "");
+	}
+	int version = ioctl(kvm->dev_fd, KVM_GET_API_VERSION, 0);
+	if (version != KVM_API_VERSION)
+		return vmm_err_set(err, ENOTSUP, "/dev/kvm speaks API version %d, minivmm needs %d",
+				   version, KVM_API_VERSION);
+	int rc = kvm_check_caps(kvm, err);
+	if (rc == 0)
+		rc = kvm_get_supported_cpuid(kvm, err);
+	if (rc == 0)
+		rc = kvm_get_msr_list(kvm, err);
+	if (rc == 0)
+		rc = kvm_create_vm(kvm, err);
+	return rc;
+}
+
+int kvm_map_guest_mem(struct kvm *kvm, const struct guest_mem *mem, struct vmm_err *err)
+{
+	for (unsigned i = 0; i < mem->nr_regions; i++) {
+		struct kvm_userspace_memory_region r = {
+			.slot = i,
+			.guest_phys_addr = mem->region[i].gpa,
+			.memory_size = mem->region[i].size,
+			.userspace_addr = (unsigned long)mem->region[i].host,
+		};
+		if (ioctl(kvm->vm_fd, KVM_SET_USER_MEMORY_REGION, &r) < 0)
+			return vmm_err_sys(err, errno, "KVM_SET_USER_MEMORY_REGION (slot %u)", i);
+	}
+	return 0;
+}
+
+int kvm_set_irq_line(struct kvm *kvm, unsigned gsi, int level)
+{
+	struct kvm_irq_level irq = { .irq = gsi, .level = level };
+	return ioctl(kvm->vm_fd, KVM_IRQ_LINE, &irq) < 0 ? -errno : 0;
+}
+
+void kvm_close(struct kvm *kvm)
+{
+	if (kvm->vm_fd >= 0)
+		close(kvm->vm_fd);
+	if (kvm->dev_fd >= 0)
+		close(kvm->dev_fd);
+	free(kvm->supported_cpuid);
+	free(kvm->msr_list);
+	memset(kvm, 0, sizeof(*kvm));
+	kvm->vm_fd = kvm->dev_fd = -1;
+}

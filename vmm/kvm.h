@@ -1,0 +1,34 @@
+/* /dev/kvm and the VM file descriptor: capabilities, irqchip, PIT, memory. */
+#ifndef MINIVMM_VMM_KVM_H
+#define MINIVMM_VMM_KVM_H
+
+#include <linux/kvm.h>
+
+#include "vmm/error.h"
+#include "vmm/guest_mem.h"
+
+struct kvm {
+	int dev_fd;                       /* /dev/kvm */
+	int vm_fd;
+	int vcpu_mmap_size;               /* size of each vCPU's struct kvm_run mapping */
+	int max_vcpus;
+	struct kvm_cpuid2 *supported_cpuid;   /* KVM_GET_SUPPORTED_CPUID, malloc'd */
+	struct kvm_msr_list *msr_list;        /* KVM_GET_MSR_INDEX_LIST, malloc'd */
+};
+
+/* Open /dev/kvm, check the API version and every capability minivmm uses
+ * (the error names the missing one), create the VM with an in-kernel irqchip
+ * and PIT. */
+int kvm_open(struct kvm *kvm, struct vmm_err *err);
+
+/* Register every region of guest RAM as a KVM memory slot. */
+int kvm_map_guest_mem(struct kvm *kvm, const struct guest_mem *mem, struct vmm_err *err);
+
+/* Raise or lower a GSI of the in-kernel irqchip. */
+int kvm_set_irq_line(struct kvm *kvm, unsigned gsi, int level);
+
+int kvm_msr_supported(const struct kvm *kvm, unsigned index);
+
+void kvm_close(struct kvm *kvm);
+
+#endif

@@ -1,0 +1,98 @@
+/* The minivmm program: parse flags, build the VM through the embedding API,
+ * run it, map the outcome to an exit status. The only place that exits. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "minivmm.h"
+#include "minivmm_abi.h"
+#include "vmm/cli.h"
+
+struct signal_watch {
+	struct minivmm *vm;
+	sigset_t set;
+	int done;   /* set by main when the VM has stopped */
+};
+
+/* Termination signals become a clean stop: the terminal is restored and
+ * vCPU threads are joined instead of dying mid-exit. */
+static void *signal_watch_main(void *arg)
+{
+	struct signal_watch *w = arg;
+	pthread_setname_np(pthread_self(), "signals");
+	for (;;) {
+		int sig;
+		if (sigwait(&w->set, &sig) != 0)
+			continue;
+		if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
+			return NULL;
+		char reason[64];
+		snprintf(reason, sizeof(reason), "stopped by signal %d (%s)", sig, strsignal(sig));
+		minivmm_request_stop(w->vm, 128 + sig, reason);
+	}
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t start_ns = monotonic_ns();
+	struct cli_options opts;
+	struct vmm_err err = { 0 };
+	if (cli_parse(argc, argv, &opts, &err)) {
+		fprintf(stderr, "minivmm: %s (see minivmm --help)\n", err.msg);
+		return MINIVMM_EXIT_USAGE;
+	}
+	if (opts.help) {
+		fputs(cli_usage, stdout);
+		return 0;
+	}
+	if (opts.version) {
+		printf("minivmm %s\n", MINIVMM_VERSION);
+		return 0;
+	}
+	opts.vm.start_ns = start_ns;
+
+	/* Block termination signals before any thread exists, so that only
+	 * the watcher thread receives them. */
+	struct signal_watch watch = { 0 };
+	sigemptyset(&watch.set);
+	sigaddset(&watch.set, SIGINT);
+	sigaddset(&watch.set, SIGTERM);
+	sigaddset(&watch.set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &watch.set, NULL);
+
+	char msg[512];
+	struct minivmm *vm;
+	if (minivmm_create(&opts.vm, &vm, msg, sizeof(msg)) < 0) {
+		fprintf(stderr, "minivmm: %s\n", msg);
+		return MINIVMM_EXIT_USAGE;
+	}
+	watch.vm = vm;
+	pthread_t watcher;
+	if (pthread_create(&watcher, NULL, signal_watch_main, &watch) != 0) {
+		fprintf(stderr, "minivmm: cannot start the signal thread\n");
+		minivmm_destroy(vm);
+		return MINIVMM_EXIT_HOST_ERROR;
+	}
+
+	int status = minivmm_run(vm);
+	const char *reason = minivmm_stop_reason(vm);
+	if (*reason)
+		fprintf(stderr, "minivmm: %s%s (exit status %d)\n",
+			status == MINIVMM_EXIT_GUEST_CRASH ? "guest crashed: " : "", reason, status);
+
+	__atomic_store_n(&watch.done, 1, __ATOMIC_RELEASE);
+	pthread_kill(watcher, SIGTERM);
+	pthread_join(watcher, NULL);
+	minivmm_destroy(vm);
+	return status;
+}

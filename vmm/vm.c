@@ -1,0 +1,349 @@
+/* The VM: assembles KVM, guest memory, devices and vCPUs, runs them and
+ * stops them. Implements the embedding API of minivmm.h. */
+#include "vmm/vm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "boot/boot.h"
+#include "boot/cpu_x86.h"
+#include "minivmm_abi.h"
+#include "vmm/vcpu.h"
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void minivmm_config_init(struct minivmm_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->ncpus = 1;
+	cfg->mem_size = MINIVMM_DEFAULT_MEM;
+	cfg->serial = MINIVMM_SERIAL_STDIO;
+	cfg->serial_in_fd = 0;
+	cfg->serial_out_fd = 1;
+}
+
+/* ---- stop protocol --------------------------------------------------- */
+
+void vm_request_stop(struct minivmm *vm, int status, const char *reason)
+{
+	pthread_mutex_lock(&vm->stop_lock);
+	if (!vm->stop_requested) {
+		vm->stop_requested = true;
+		vm->exit_status = status;
+		snprintf(vm->stop_reason, sizeof(vm->stop_reason), "%s", reason ? reason : "");
+		__atomic_store_n(&vm->stopping, true, __ATOMIC_RELEASE);
+		pthread_cond_broadcast(&vm->stop_cond);
+	}
+	pthread_mutex_unlock(&vm->stop_lock);
+}
+
+void minivmm_request_stop(struct minivmm *vm, int status, const char *reason)
+{
+	vm_request_stop(vm, status, reason);
+}
+
+const char *minivmm_stop_reason(const struct minivmm *vm)
+{
+	return vm->stop_reason;
+}
+
+static void vm_events_request_stop(void *opaque, int status, const char *reason)
+{
+	vm_request_stop(opaque, status, reason);
+}
+
+static void vm_events_log_line(void *opaque, const char *line)
+{
+	struct minivmm *vm = opaque;
+	if (vm->cfg.log)
+		vm->cfg.log(vm->cfg.log_opaque, line);
+	else
+		fprintf(stderr, "minivmm: %s\n", line);
+}
+
+/* ---- input files --------------------------------------------------- */
+
+struct mapped_file {
+	const uint8_t *data;
+	size_t size;
+};
+
+/* Map a whole file read-only; the mapping is dropped once it is copied
+ * into guest memory, so it does not stay in the VMM's footprint. */
+static int map_file(const char *what, const char *path, struct mapped_file *f, struct vmm_err *err)
+{
+	f->data = NULL;
+	f->size = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return vmm_err_sys(err, errno, "cannot open %s '%s'", what, path);
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		return vmm_err_sys(err, e, "cannot stat %s '%s'", what, path);
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return vmm_err_set(err, EINVAL, "%s '%s' is not a regular file", what, path);
+	}
+	if (st.st_size == 0) {
+		close(fd);
+		return vmm_err_set(err, EINVAL, "%s '%s' is empty", what, path);
+	}
+	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	int e = errno;
+	close(fd);
+	if (p == MAP_FAILED)
+		return vmm_err_sys(err, e, "cannot read %s '%s'", what, path);
+	f->data = p;
+	f->size = (size_t)st.st_size;
+	return 0;
+}
+
+static void unmap_file(struct mapped_file *f)
+{
+	if (f->data)
+		munmap((void *)f->data, f->size);
+	f->data = NULL;
+}
+
+/* ---- assembly ------------------------------------------------------- */
+
+static int vm_check_config(const struct minivmm_config *cfg, struct vmm_err *err)
+{
+	if (!cfg->kernel_path || !*cfg->kernel_path)
+		return vmm_err_set(err, EINVAL, "no kernel given (--kernel PATH)");
+	if (cfg->ncpus < 1 || cfg->ncpus > MINIVMM_MAX_CPUS)
+		return vmm_err_set(err, EINVAL, "%u vCPUs requested; minivmm supports 1 to %d",
+				   cfg->ncpus, MINIVMM_MAX_CPUS);
+	if (cfg->mem_size < (16ull << 20) || cfg->mem_size % (2ull << 20))
+		return vmm_err_set(err, EINVAL, "guest memory must be at least 16M and a multiple of 2M");
+	if (cfg->serial == MINIVMM_SERIAL_FILE && (!cfg->serial_path || !*cfg->serial_path))
+		return vmm_err_set(err, EINVAL, "serial output file not given");
+	return 0;
+}
+
+static int vm_add_serial(struct minivmm *vm, struct vmm_err *err)
+{
+	struct serial_config sc = { .in_fd = -1, .out_fd = -1, .gsi = MINIVMM_IRQ_COM1 };
+	switch (vm->cfg.serial) {
+	case MINIVMM_SERIAL_STDIO:
+		sc.in_fd = vm->cfg.serial_in_fd;
+		sc.out_fd = vm->cfg.serial_out_fd;
+		sc.raw_terminal = true;
+		break;
+	case MINIVMM_SERIAL_FILE:
+		vm->serial_file_fd = open(vm->cfg.serial_path,
+					  O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (vm->serial_file_fd < 0)
+			return vmm_err_sys(err, errno, "cannot open serial output '%s'",
+					   vm->cfg.serial_path);
+		sc.out_fd = vm->serial_file_fd;
+		break;
+	case MINIVMM_SERIAL_NONE:
+		break;
+	}
+	int rc = serial_create(&vm->serial, &sc, &vm->kvm, &vm->events, err);
+	if (rc)
+		return rc;
+	struct bus_device dev = serial_bus_device(vm->serial);
+	return bus_add(&vm->pio_bus, MINIVMM_PORT_COM1, 8, &dev, err);
+}
+
+static int vm_add_legacy_devices(struct minivmm *vm, struct vmm_err *err)
+{
+	int rc = vm_add_serial(vm, err);
+	if (rc)
+		return rc;
+
+	i8042_init(&vm->i8042, &vm->events);
+	struct bus_device data = i8042_data_port(&vm->i8042);
+	struct bus_device cmd = i8042_command_port(&vm->i8042);
+	rc = bus_add(&vm->pio_bus, MINIVMM_PORT_I8042_DATA, 1, &data, err);
+	if (rc == 0)
+		rc = bus_add(&vm->pio_bus, MINIVMM_PORT_I8042_CMD, 1, &cmd, err);
+	if (rc)
+		return rc;
+
+	debug_ports_init(&vm->debug_ports, &vm->events, vm->cfg.start_ns);
+	struct bus_device dbg = debug_exit_device(&vm->debug_ports);
+	struct bus_device timer = boot_timer_device(&vm->debug_ports);
+	/* Two ports wide, like QEMU's isa-debug-exit with iosize=2. */
+	rc = bus_add(&vm->pio_bus, MINIVMM_PORT_DEBUG_EXIT, 2, &dbg, err);
+	if (rc == 0)
+		rc = bus_add(&vm->pio_bus, MINIVMM_PORT_BOOT_TIMER, 4, &timer, err);
+	return rc;
+}
+
+static int vm_load_kernel(struct minivmm *vm, struct boot_entry *entry, struct vmm_err *err)
+{
+	struct mapped_file kernel, initrd = { 0 };
+	int rc = map_file("kernel", vm->cfg.kernel_path, &kernel, err);
+	if (rc)
+		return rc;
+	if (vm->cfg.initrd_path) {
+		rc = map_file("initrd", vm->cfg.initrd_path, &initrd, err);
+		if (rc) {
+			unmap_file(&kernel);
+			return rc;
+		}
+	}
+	struct boot_request req = {
+		.kernel = kernel.data, .kernel_size = kernel.size, .kernel_name = vm->cfg.kernel_path,
+		.initrd = initrd.data, .initrd_size = initrd.size,
+		.cmdline = vm->cfg.cmdline ? vm->cfg.cmdline : MINIVMM_DEFAULT_CMDLINE,
+		.ncpus = vm->ncpus,
+	};
+	rc = boot_load(&vm->mem, &req, entry, err);
+	unmap_file(&kernel);
+	unmap_file(&initrd);
+	return rc;
+}
+
+static int vm_create_vcpus(struct minivmm *vm, const struct boot_entry *entry, struct vmm_err *err)
+{
+	vm->vcpus = calloc(vm->ncpus, sizeof(vm->vcpus[0]));
+	if (!vm->vcpus)
+		return vmm_err_set(err, ENOMEM, "out of memory for vCPUs");
+	for (unsigned i = 0; i < vm->ncpus; i++)
+		vm->vcpus[i].fd = -1;
+	for (unsigned i = 0; i < vm->ncpus; i++) {
+		int rc = vcpu_create(&vm->vcpus[i], vm, i, err);
+		if (rc)
+			return rc;
+	}
+	int rc = cpu_x86_write_boot_tables(&vm->mem, err);
+	if (rc == 0)
+		rc = cpu_x86_set_entry_state(vm->vcpus[0].fd, entry, err);
+	return rc;
+}
+
+static int vm_build(struct minivmm *vm, struct vmm_err *err)
+{
+	int rc = vm_check_config(&vm->cfg, err);
+	if (rc)
+		return rc;
+	rc = vcpu_install_kick_handler(err);
+	if (rc)
+		return rc;
+	rc = kvm_open(&vm->kvm, err);
+	if (rc)
+		return rc;
+	if ((int)vm->ncpus > vm->kvm.max_vcpus)
+		return vmm_err_set(err, EINVAL, "%u vCPUs requested but KVM allows %d",
+				   vm->ncpus, vm->kvm.max_vcpus);
+	rc = guest_mem_init(&vm->mem, vm->cfg.mem_size, err);
+	if (rc == 0)
+		rc = kvm_map_guest_mem(&vm->kvm, &vm->mem, err);
+	if (rc == 0)
+		rc = vm_add_legacy_devices(vm, err);
+	struct boot_entry entry;
+	if (rc == 0)
+		rc = vm_load_kernel(vm, &entry, err);
+	if (rc == 0)
+		rc = vm_create_vcpus(vm, &entry, err);
+	return rc;
+}
+
+int minivmm_create(const struct minivmm_config *cfg, struct minivmm **out, char *errbuf,
+		   size_t errlen)
+{
+	struct vmm_err err = { 0 };
+	*out = NULL;
+	struct minivmm *vm = calloc(1, sizeof(*vm));
+	if (!vm) {
+		snprintf(errbuf, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	vm->cfg = *cfg;
+	if (!vm->cfg.start_ns)
+		vm->cfg.start_ns = monotonic_ns();
+	vm->ncpus = cfg->ncpus;
+	vm->serial_file_fd = -1;
+	vm->kvm.dev_fd = vm->kvm.vm_fd = -1;
+	pthread_mutex_init(&vm->stop_lock, NULL);
+	pthread_cond_init(&vm->stop_cond, NULL);
+	bus_init(&vm->pio_bus, "port I/O");
+	bus_init(&vm->mmio_bus, "MMIO");
+	vm->events = (struct vm_events){ .opaque = vm, .request_stop = vm_events_request_stop,
+					 .log = vm_events_log_line };
+
+	int rc = vm_build(vm, &err);
+	if (rc) {
+		snprintf(errbuf, errlen, "%s", err.msg[0] ? err.msg : "cannot create the VM");
+		minivmm_destroy(vm);
+		return rc;
+	}
+	*out = vm;
+	return 0;
+}
+
+/* ---- running --------------------------------------------------------- */
+
+static void vm_stop_vcpus(struct minivmm *vm)
+{
+	__atomic_store_n(&vm->stopping, true, __ATOMIC_RELEASE);
+	for (unsigned i = 0; i < vm->ncpus; i++)
+		vcpu_kick(&vm->vcpus[i]);
+	for (unsigned i = 0; i < vm->ncpus; i++)
+		vcpu_join(&vm->vcpus[i]);
+}
+
+int minivmm_run(struct minivmm *vm)
+{
+	struct vmm_err err = { 0 };
+	if (vm->ran)
+		return MINIVMM_EXIT_HOST_ERROR;
+	vm->ran = true;
+
+	int rc = serial_start_input(vm->serial, &err);
+	for (unsigned i = 0; rc == 0 && i < vm->ncpus; i++)
+		rc = vcpu_start(&vm->vcpus[i], &err);
+	if (rc)
+		vm_request_stop(vm, MINIVMM_EXIT_HOST_ERROR, err.msg);
+
+	pthread_mutex_lock(&vm->stop_lock);
+	while (!vm->stop_requested)
+		pthread_cond_wait(&vm->stop_cond, &vm->stop_lock);
+	pthread_mutex_unlock(&vm->stop_lock);
+
+	vm_stop_vcpus(vm);
+	serial_stop_input(vm->serial);
+	return vm->exit_status;
+}
+
+void minivmm_destroy(struct minivmm *vm)
+{
+	if (!vm)
+		return;
+	if (vm->vcpus) {
+		vm_stop_vcpus(vm);
+		for (unsigned i = 0; i < vm->ncpus; i++)
+			if (vm->vcpus[i].vm)
+				vcpu_destroy(&vm->vcpus[i]);
+		free(vm->vcpus);
+	}
+	serial_destroy(vm->serial);
+	if (vm->i8042.ev)
+		i8042_destroy(&vm->i8042);
+	if (vm->serial_file_fd >= 0)
+		close(vm->serial_file_fd);
+	kvm_close(&vm->kvm);
+	guest_mem_destroy(&vm->mem);
+	pthread_mutex_destroy(&vm->stop_lock);
+	pthread_cond_destroy(&vm->stop_cond);
+	free(vm);
+}

@@ -1,0 +1,54 @@
+/* The VM object behind the embedding API: KVM, guest memory, buses,
+ * devices, vCPUs and the stop protocol. */
+#ifndef MINIVMM_VMM_VM_H
+#define MINIVMM_VMM_VM_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "devices/bus.h"
+#include "devices/debug_ports.h"
+#include "devices/i8042.h"
+#include "devices/serial.h"
+#include "minivmm.h"
+#include "vmm/guest_mem.h"
+#include "vmm/kvm.h"
+#include "vmm/vm_events.h"
+
+struct vcpu;
+
+struct minivmm {
+	struct minivmm_config cfg;
+	struct kvm kvm;
+	struct guest_mem mem;
+	struct bus pio_bus;
+	struct bus mmio_bus;
+	struct vm_events events;
+
+	struct serial *serial;
+	int serial_file_fd;
+	struct i8042 i8042;
+	struct debug_ports debug_ports;
+
+	struct vcpu *vcpus;
+	unsigned ncpus;
+
+	/* Stop protocol: the first request records status and reason and
+	 * wakes minivmm_run(), which kicks every vCPU out of KVM_RUN. */
+	pthread_mutex_t stop_lock;
+	pthread_cond_t stop_cond;
+	bool stop_requested;
+	bool stopping;          /* read by vCPU threads without the lock */
+	int exit_status;
+	char stop_reason[2048];
+	bool ran;
+};
+
+/* Used by vCPU threads. */
+void vm_request_stop(struct minivmm *vm, int status, const char *reason);
+static inline bool vm_is_stopping(const struct minivmm *vm)
+{
+	return __atomic_load_n(&vm->stopping, __ATOMIC_ACQUIRE);
+}
+
+#endif
