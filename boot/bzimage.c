@@ -168,7 +168,7 @@ int bzimage_load(const struct guest_mem *mem, const struct boot_request *req,
 		return ret;
 
 	if (req->initrd && req->initrd_size) {
-		uint64_t addr;
+		uint64_t addr = 0;
 		ret = place_initrd(mem, &info, kernel_end, req->initrd_size, &addr, err);
 		if (ret < 0)
 			return ret;

@@ -324,7 +324,7 @@ int pvh_load(const struct guest_mem *mem, const struct boot_request *req,
 	if (ret < 0)
 		return ret;
 	struct segment segs[PVH_MAX_SEGMENTS];
-	unsigned nsegs;
+	unsigned nsegs = 0;
 	ret = elf_segments(mem, &f, segs, &nsegs, err);
 	if (ret < 0)
 		return ret;
