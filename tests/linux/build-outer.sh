@@ -1,0 +1,69 @@
+#!/bin/sh
+# Pack the outer guest's initramfs (uncompressed newc cpio): busybox-static,
+# the kvm-amd modules (decompressed) and tun, the inner kernel (bzImage and
+# vmlinux) and initramfs, the static minivmm when given, and outer-init as /init.
+#
+# Usage: build-outer.sh OUTPUT.cpio KVER INNER_KERNEL_DIR INNER_INITRAMFS [MINIVMM]
+#   KVER             version of the outer kernel (its modules come from /lib/modules/KVER)
+#   INNER_KERNEL_DIR holds bzImage and vmlinux (guest-images/linux/build-kernel.sh)
+#   MINIVMM          static minivmm binary; without it the outer guest reports
+#                    "FAIL no minivmm binary" after checking /dev/kvm
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+die() { echo "build-outer: error: $*" >&2; exit 1; }
+
+[ $# -ge 4 ] || die "usage: $0 OUTPUT.cpio KVER INNER_KERNEL_DIR INNER_INITRAMFS [MINIVMM]"
+out=$1 kver=$2 inner=$3 inner_initrd=$4 vmm=${5:-}
+busybox=${BUSYBOX:-/bin/busybox}
+[ -x "$busybox" ] || die "$busybox missing (install busybox-static)"
+for f in "$inner/bzImage" "$inner/vmlinux" "$inner_initrd"; do
+	[ -f "$f" ] || die "$f missing"
+done
+[ -d "/lib/modules/$kver" ] || die "/lib/modules/$kver missing (install linux-image-amd64)"
+if [ -n "$vmm" ]; then
+	[ -x "$vmm" ] || die "$vmm is not an executable"
+	if ldd "$vmm" >/dev/null 2>&1; then
+		die "$vmm is dynamically linked; the outer guest has no libc (build it with make STATIC=1)"
+	fi
+fi
+
+stage=$(mktemp -d "${TMPDIR:-/tmp}/minivmm-outer.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/bin" "$stage/sbin" "$stage/usr/bin" "$stage/usr/sbin" "$stage/dev" \
+	"$stage/proc" "$stage/sys" "$stage/tmp" "$stage/etc" "$stage/modules" "$stage/inner"
+cp "$busybox" "$stage/bin/busybox"
+for applet in $("$busybox" --list); do
+	[ -e "$stage/bin/$applet" ] || ln -s busybox "$stage/bin/$applet"
+done
+cp "$here/outer-init" "$stage/init"
+chmod 0755 "$stage/init"
+
+# Modules in load order (dependencies first), decompressed: busybox insmod
+# does not read .ko.xz / .ko.zst.
+: > "$stage/modules/order"
+for m in kvm_amd tun; do
+	modprobe -S "$kver" --show-depends "$m" 2>/dev/null | awk '$1 == "insmod" { print $2 }' |
+	while read -r path; do
+		name=$(basename "$path"); name=${name%.xz}; name=${name%.zst}; name=${name%.gz}
+		grep -qxF "$name" "$stage/modules/order" && continue
+		case "$path" in
+		*.xz) xz -dc "$path" > "$stage/modules/$name" ;;
+		*.zst) zstd -qdc "$path" > "$stage/modules/$name" ;;
+		*.gz) gzip -dc "$path" > "$stage/modules/$name" ;;
+		*) cp "$path" "$stage/modules/$name" ;;
+		esac
+		echo "$name" >> "$stage/modules/order"
+	done
+done
+grep -qx 'kvm-amd.ko' "$stage/modules/order" || die "modprobe -S $kver found no kvm-amd module"
+
+cp "$inner/bzImage" "$inner/vmlinux" "$stage/inner/"
+cp "$inner_initrd" "$stage/inner/initramfs.cpio"
+[ -z "$vmm" ] || cp "$vmm" "$stage/bin/minivmm"
+
+mkdir -p "$(dirname "$out")"
+(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort |
+	cpio --quiet -o -H newc --owner=0:0) > "$out.tmp"
+mv "$out.tmp" "$out"
+echo "build-outer: $out ($(du -k "$out" | cut -f1) KiB; modules: $(tr '\n' ' ' < "$stage/modules/order"))" >&2

@@ -1,0 +1,204 @@
+#!/bin/bash
+# Nested Linux tests: boot a minimal Linux under minivmm and check that it
+# sees its CPUs, gets its cmdline and resets cleanly (reboot=k -> exit 0).
+#
+# On a host with VMX/SVM, minivmm runs the inner guest directly. Otherwise
+# (e.g. a PVM /dev/kvm, where guest kernel code is emulated ~5000x slower) it
+# runs nested: QEMU TCG boots Debian's kernel as an outer guest with SVM,
+# kvm-amd gives /dev/kvm inside it, and minivmm runs there.
+#
+# Output: one line per case ("ok - CASE (Ns)" / "FAIL - CASE: REASON, log: PATH"),
+# "#" lines with diagnostics, then "N passed, N failed"; exit 1 on any failure.
+#
+# Environment:
+#   BUILD                 build directory (default build); logs go to $BUILD/linux-logs
+#   LINUX_TEST_CASES      cases to run (default "bzimage pvh")
+#   LINUX_TEST_TIMEOUT    hard limit per case in seconds (default 180)
+#   LINUX_TEST_MODE       nested|direct (default: direct iff the CPU shows vmx/svm)
+#   LINUX_TEST_MINIVMM    use this static minivmm instead of building one
+#   LINUX_TEST_OUTER_KVER outer kernel version (default: newest /boot/vmlinuz-* with kvm-amd)
+#   MINIVMM_CACHE         kernel cache (default /var/cache/minivmm)
+set -u
+
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+build=${BUILD:-build}
+case "$build" in /*) ;; *) build=$repo/$build ;; esac
+work=$build/linux
+logs=$build/linux-logs
+cases=${LINUX_TEST_CASES:-bzimage pvh}
+limit=${LINUX_TEST_TIMEOUT:-180}
+mkdir -p "$work" "$logs"
+
+passed=0 failed=0
+t_start=$(date +%s)
+diag() { echo "#   $*"; }
+ok() { echo "ok - $1 ($2s)"; passed=$((passed + 1)); }
+fail() { echo "FAIL - $1: $2, log: $3"; failed=$((failed + 1)); }
+summary() {
+	echo "# total $(( $(date +%s) - t_start ))s"
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit
+}
+# fail_all REASON LOG: the environment is broken; every case fails with REASON.
+fail_all() {
+	for c in $cases; do fail "$c" "$1" "$2"; done
+	summary
+}
+
+# --- mode ---
+mode=${LINUX_TEST_MODE:-}
+if [ -z "$mode" ]; then
+	if grep -qwE 'vmx|svm' /proc/cpuinfo; then mode=direct; else mode=nested; fi
+fi
+case "$mode" in nested|direct) ;; *) fail_all "LINUX_TEST_MODE=$mode (want nested or direct)" "-" ;; esac
+echo "# linux-test: mode $mode, cases: $cases, limit ${limit}s per case"
+
+# --- inner kernel (cached per machine) ---
+klog=$logs/kernel-build.log
+t0=$(date +%s)
+if ! kdir=$("$repo/guest-images/linux/build-kernel.sh" 2>"$klog" | tail -n 1) || [ ! -f "$kdir/bzImage" ]; then
+	tail -n 5 "$klog" | sed 's/^/#   /'
+	fail_all "inner kernel build failed" "$klog"
+fi
+echo "# inner kernel: $kdir ($(( $(date +%s) - t0 ))s)"
+
+# --- inner initramfs ---
+inner_initrd=$work/inner-initramfs.cpio
+if ! "$repo/guest-images/linux/build-initramfs.sh" "$inner_initrd" 2>"$logs/initramfs-build.log"; then
+	fail_all "inner initramfs build failed" "$logs/initramfs-build.log"
+fi
+
+# --- static minivmm ---
+vmm=${LINUX_TEST_MINIVMM:-}
+vmm_err=""
+if [ -z "$vmm" ]; then
+	# The static build lives next to the normal one: BUILD=build -> build-static.
+	base=${BUILD:-build}; base=${base%-san}
+	vmm=$repo/$base-static/minivmm
+	# SAN= : a sanitizer cannot link statically (make passes SAN down in MAKEFLAGS).
+	if ! make -C "$repo" --no-print-directory STATIC=1 SAN= BUILD="$base" "$base-static/minivmm" \
+		>"$logs/minivmm-build.log" 2>&1; then
+		vmm_err="static minivmm build failed (make STATIC=1), see $logs/minivmm-build.log"
+		grep -m 3 -E 'error|Error' "$logs/minivmm-build.log" | sed 's/^/#   /'
+		vmm=""
+	fi
+fi
+if [ -n "$vmm" ] && [ ! -x "$vmm" ]; then vmm_err="$vmm is not an executable"; vmm=""; fi
+[ -z "$vmm_err" ] || echo "# $vmm_err"
+
+token=$(od -An -N4 -tx4 /dev/urandom | tr -d ' \n')
+
+# check_case CASE LOG RUNSTATUS SECONDS: turn a log into ok/FAIL.
+# RUNSTATUS is the status of the outer QEMU (nested) or of minivmm (direct).
+check_case() {
+	local c=$1 log=$2 st=$3 secs=$4 clean result exitline vexit reason=""
+	clean=$log.txt
+	tr -d '\r' < "$log" > "$clean"
+	result=$(grep -m 1 -o 'MINIVMM-RESULT: .*' "$clean")
+	exitline=$(grep -m 1 -E "^(OUTER|HOST): minivmm exit=[^ ]* case=$c( |$)" "$clean")
+	vexit=$(echo "$exitline" | sed -n 's/.*minivmm exit=\([^ ]*\).*/\1/p')
+	if [ "$mode" = nested ]; then
+		if ! grep -q '^OUTER: init' "$clean"; then
+			reason="outer guest never reached its init (qemu status $st)"
+		elif grep -q '^OUTER: FAIL' "$clean"; then
+			reason="outer guest: $(grep -m 1 '^OUTER: FAIL' "$clean" | sed 's/^OUTER: FAIL //')"
+			[ -z "$vmm_err" ] || reason="$reason ($vmm_err)"
+		elif [ -z "$exitline" ]; then
+			reason="minivmm never returned in the outer guest (qemu status $st$([ "$st" = 124 ] && echo ", timed out after ${limit}s"))"
+		fi
+	fi
+	if [ -z "$reason" ]; then
+		case "$result" in
+		"MINIVMM-RESULT: PASS "*"token=$token-$c "*)
+			if [ "$vexit" != 0 ]; then
+				reason="inner guest passed but minivmm exit=$vexit, want 0 (reboot=k resets through the i8042)"
+				echo "$exitline" | grep -q timeout && reason="$reason; minivmm hit its timeout"
+			fi ;;
+		"MINIVMM-RESULT: PASS "*)
+			reason="inner guest passed with the wrong token (want token=$token-$c): $result" ;;
+		"MINIVMM-RESULT: FAIL "*)
+			reason="inner guest: ${result#MINIVMM-RESULT: FAIL }, minivmm exit=$vexit" ;;
+		*)
+			reason="no MINIVMM-RESULT line from the inner guest, minivmm exit=$vexit"
+			case "$vexit" in
+			4) reason="$reason (guest crash)" ;;
+			2) reason="$reason (usage error)" ;;
+			6) reason="$reason (host error)" ;;
+			124|137|143) reason="$reason (killed by timeout)" ;;
+			esac ;;
+		esac
+	fi
+	if [ -z "$reason" ]; then
+		ok "$c" "$secs"
+		diag "$result"
+	else
+		fail "$c" "$reason" "$log"
+		# The last lines of the inner run (or of the whole log) say how far it got.
+		if grep -q "^OUTER: case=$c start" "$clean"; then
+			sed -n "/^OUTER: case=$c start/,\$p" "$clean" | grep -v '^OUTER: done' | tail -n 8
+		else
+			tail -n 8 "$clean"
+		fi | sed 's/^/#   | /'
+	fi
+	grep -E '^OUTER: (init|kvm ready|minivmm version|minivmm exit)' "$clean" | sed 's/^/#   /'
+}
+
+# --- direct: minivmm on this host ---
+if [ "$mode" = direct ]; then
+	[ -c /dev/kvm ] || fail_all "no /dev/kvm on this host" "-"
+	[ -n "$vmm" ] || fail_all "$vmm_err" "$logs/minivmm-build.log"
+	for c in $cases; do
+		log=$logs/$c.log
+		case "$c" in
+		bzimage) kernel=$kdir/bzImage ;;
+		pvh) kernel=$kdir/vmlinux ;;
+		*) fail "$c" "unknown case" "-"; continue ;;
+		esac
+		cmd="console=ttyS0 reboot=k panic=-1 minivmm.test=$token-$c minivmm.cpus=2"
+		t0=$(date +%s)
+		timeout -k 5 "$limit" "$vmm" --kernel "$kernel" --initrd "$inner_initrd" \
+			--cpus 2 --mem 256M --cmdline "$cmd" </dev/null >"$log" 2>&1
+		st=$?
+		secs=$(( $(date +%s) - t0 ))
+		echo "HOST: minivmm exit=$st case=$c seconds=$secs" >> "$log"
+		check_case "$c" "$log" "$st" "$secs"
+	done
+	summary
+fi
+
+# --- nested: QEMU TCG outer guest with SVM, minivmm inside ---
+command -v qemu-system-x86_64 >/dev/null || fail_all "qemu-system-x86_64 not installed (scripts/install-deps.sh linux)" "-"
+kver=${LINUX_TEST_OUTER_KVER:-}
+if [ -z "$kver" ]; then
+	for k in /boot/vmlinuz-*; do
+		v=${k#/boot/vmlinuz-}
+		ls "/lib/modules/$v/kernel/arch/x86/kvm/kvm-amd.ko"* >/dev/null 2>&1 && echo "$v"
+	done | sort -V | tail -n 1 > "$work/kver"
+	kver=$(cat "$work/kver")
+fi
+okernel=/boot/vmlinuz-$kver
+[ -n "$kver" ] && [ -r "$okernel" ] ||
+	fail_all "no readable outer kernel /boot/vmlinuz-* with kvm-amd modules (install linux-image-amd64; reading /boot needs root)" "-"
+outer=$work/outer-initramfs.cpio
+if ! "$repo/tests/linux/build-outer.sh" "$outer" "$kver" "$kdir" "$inner_initrd" $vmm \
+	2>"$logs/outer-build.log"; then
+	cat "$logs/outer-build.log" | sed 's/^/#   /'
+	fail_all "outer initramfs build failed" "$logs/outer-build.log"
+fi
+echo "# outer guest: $okernel, $(du -m "$outer" | cut -f1) MiB initramfs"
+
+for c in $cases; do
+	log=$logs/$c.log
+	# minivmm gets most of the case's time; the rest covers the outer boot.
+	append="console=ttyS0 panic=-1 rdinit=/init quiet minivmm.case=$c minivmm.token=$token minivmm.timeout=$((limit - 40))"
+	echo "# qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2048 -M pc -nographic -no-reboot -kernel $okernel -initrd $outer -append '$append'" > "$log"
+	t0=$(date +%s)
+	timeout -k 5 "$limit" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2048 -M pc \
+		-display none -monitor none -serial stdio -no-reboot \
+		-kernel "$okernel" -initrd "$outer" -append "$append" </dev/null >>"$log" 2>&1
+	st=$?
+	secs=$(( $(date +%s) - t0 ))
+	check_case "$c" "$log" "$st" "$secs"
+done
+summary
