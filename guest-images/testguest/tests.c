@@ -1,0 +1,105 @@
+#include "tests.h"
+
+#include "cmdline.h"
+#include "delay.h"
+#include "lib.h"
+#include "serial.h"
+#include "smp.h"
+#include "sys.h"
+
+#define AP_TIMEOUT_US   2000000     /* per AP, generous for emulated CPL0 */
+#define ALL_UP_US       5000000
+
+static void test_hello(void)
+{
+	unsigned up = smp_start_aps(NULL, AP_TIMEOUT_US);
+
+	if (up < smp_cpu_count())
+		tg_printf("testguest: only %u of %u vCPUs came up\n", up,
+			  smp_cpu_count());
+	tg_printf("testguest: hello from minivmm test guest, %u vCPUs\n",
+		  smp_cpu_count());
+	tg_reset();
+}
+
+static void test_smp(void)
+{
+	unsigned n = smp_cpu_count();
+
+	smp_start_aps(NULL, AP_TIMEOUT_US);
+	if (smp_wait_all_up(ALL_UP_US)) {
+		tg_printf("testguest: only %u of %u vCPUs up\n", smp_count_up(), n);
+		tg_exit(TG_EXIT_SMP_TIMEOUT);
+	}
+	tg_printf("testguest: all %u vCPUs up\n", n);
+	tg_reset();
+}
+
+static void test_exit(void)
+{
+	uint64_t code;
+
+	if (cmdline_get_u64("code", 0, &code) != 0) {
+		tg_printf("testguest: test=exit needs code=N\n");
+		tg_exit(TG_EXIT_BAD_CMDLINE);
+	}
+	tg_printf("testguest: exiting with code %llu\n", (unsigned long long)code);
+	tg_exit((uint32_t)code);
+}
+
+static void test_serial_echo(void)
+{
+	char line[128];
+	unsigned n = 0;
+
+	tg_printf("testguest: ready for input\n");
+	for (;;) {
+		char c = serial_getc();
+
+		if (c == '\n' || c == '\r')
+			break;
+		if (n < sizeof(line) - 1)
+			line[n++] = c;
+	}
+	line[n] = '\0';
+	tg_printf("testguest: got '%s'\n", line);
+	tg_reset();
+}
+
+static void test_triple_fault(void)
+{
+	tg_printf("testguest: triple fault on purpose\n");
+	tg_triple_fault();
+	tg_exit(TG_EXIT_NO_TRIPLE_FAULT);
+}
+
+static void test_fault(void)
+{
+	tg_printf("testguest: ud2 at CPL3 on purpose\n");
+	__asm__ volatile("ud2");
+	tg_exit(TG_EXIT_RETURNED);
+}
+
+static const struct tg_test tests[] = {
+	{ "hello", test_hello, "start all vCPUs, greet, reset" },
+	{ "smp", test_smp, "start all vCPUs, wait for all, reset" },
+	{ "exit", test_exit, "debug-exit with code=N" },
+	{ "serial-echo", test_serial_echo, "read a line from COM1, echo it, reset" },
+	{ "triple-fault", test_triple_fault, "empty IDT + #UD: shutdown" },
+	{ "fault", test_fault, "ud2 at CPL3: exception report" },
+};
+
+void tests_run(const char *name)
+{
+	for (unsigned i = 0; i < ARRAY_SIZE(tests); i++) {
+		if (!strcmp(tests[i].name, name)) {
+			tests[i].run();
+			tg_exit(TG_EXIT_RETURNED);
+		}
+	}
+	tg_printf("testguest: unknown test '%s'; tests:", name);
+	for (unsigned i = 0; i < ARRAY_SIZE(tests); i++)
+		tg_printf(" %s", tests[i].name);
+	tg_printf("\n");
+	tg_exit(TG_EXIT_BAD_CMDLINE);
+}
