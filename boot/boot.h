@@ -54,6 +54,8 @@ struct boot_request {
 #define BOOT_MPTABLE_ADDR    0x9FC00ULL  /* last KiB of base memory (EBDA) */
 #define BOOT_EBDA_START      0x9FC00ULL
 #define BOOT_BIOS_START      0xF0000ULL  /* reserved up to 1 MiB */
+#define BOOT_MPTABLE_HIGH_ADDR 0xF0000ULL /* MP config table when it outgrows
+					    * the EBDA (more than 37 vCPUs) */
 #define BOOT_KERNEL_MIN      0x100000ULL
 #define BOOT_BZIMAGE_LOAD    0x100000ULL /* protected-mode kernel of a bzImage */
 

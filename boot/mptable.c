@@ -21,10 +21,15 @@ _Static_assert(sizeof(struct mpc_table) == 44, "MP table header is 44 bytes");
 _Static_assert(sizeof(struct mpc_cpu) == 20, "MP processor entry is 20 bytes");
 _Static_assert(sizeof(struct mpc_bus) == 8 && sizeof(struct mpc_ioapic) == 8 &&
 	       sizeof(struct mpc_intsrc) == 8, "MP bus/IOAPIC/interrupt entries are 8 bytes");
-_Static_assert(BOOT_MPTABLE_ADDR + MPTABLE_SIZE(MPTABLE_MAX_CPUS) <= 0xA0000,
-	       "MP table for MPTABLE_MAX_CPUS must end below 640 KiB");
-_Static_assert(BOOT_MPTABLE_ADDR + MPTABLE_SIZE(MPTABLE_MAX_CPUS + 1) > 0xA0000,
-	       "MPTABLE_MAX_CPUS is the largest count that fits");
+#define EBDA_END 0xA0000ULL
+_Static_assert(BOOT_MPTABLE_ADDR + sizeof(struct mpf_intel) +
+	       MPTABLE_CONFIG_SIZE(MPTABLE_EBDA_MAX_CPUS) <= EBDA_END &&
+	       BOOT_MPTABLE_ADDR + sizeof(struct mpf_intel) +
+	       MPTABLE_CONFIG_SIZE(MPTABLE_EBDA_MAX_CPUS + 1) > EBDA_END,
+	       "MPTABLE_EBDA_MAX_CPUS is the largest count whose table fits in the EBDA");
+_Static_assert(BOOT_MPTABLE_HIGH_ADDR >= BOOT_BIOS_START &&
+	       BOOT_MPTABLE_HIGH_ADDR + MPTABLE_CONFIG_SIZE(MPTABLE_MAX_CPUS) <= BOOT_KERNEL_MIN,
+	       "the big table fits in the reserved BIOS area");
 
 /* CPUID signature family 6 and features FPU | APIC, as Firecracker reports;
  * Linux only uses these for display. */
@@ -43,28 +48,32 @@ int mptable_write(const struct guest_mem *mem, unsigned ncpus, struct vmm_err *e
 {
 	if (ncpus == 0 || ncpus > MPTABLE_MAX_CPUS)
 		return vmm_err_set(err, EINVAL,
-				   "%u vCPUs: the MP table describes 1 to %u (it must fit in the EBDA below 640 KiB)",
+				   "%u vCPUs: the MP table describes 1 to %u",
 				   ncpus, MPTABLE_MAX_CPUS);
 
-	size_t size = MPTABLE_SIZE(ncpus);
-	uint8_t *base = guest_mem_ptr(mem, BOOT_MPTABLE_ADDR, size);
-	if (!base)
+	size_t size = MPTABLE_CONFIG_SIZE(ncpus);
+	uint64_t table_addr = BOOT_MPTABLE_ADDR + sizeof(struct mpf_intel);
+	if (table_addr + size > EBDA_END)
+		table_addr = BOOT_MPTABLE_HIGH_ADDR;
+	uint8_t *mpf_host = guest_mem_ptr(mem, BOOT_MPTABLE_ADDR, sizeof(struct mpf_intel));
+	uint8_t *table_host = guest_mem_ptr(mem, table_addr, size);
+	if (!mpf_host || !table_host)
 		return vmm_err_set(err, EFAULT, "MP table at 0x%llx is outside guest RAM",
-				   (unsigned long long)BOOT_MPTABLE_ADDR);
-	/* Built in a host buffer, then copied: base stays untouched on error. */
-	uint8_t buf[MPTABLE_SIZE(MPTABLE_MAX_CPUS)];
-	memset(buf, 0, sizeof(buf));
+				   (unsigned long long)table_addr);
 
+	/* Built in host buffers, then copied: guest memory stays untouched on error. */
+	uint8_t mpf_buf[sizeof(struct mpf_intel)];
 	struct mpf_intel mpf = {
 		.signature = { '_', 'M', 'P', '_' },
-		.physptr = (uint32_t)(BOOT_MPTABLE_ADDR + sizeof(struct mpf_intel)),
+		.physptr = (uint32_t)table_addr,
 		.length = 1,
 		.specification = 4,
 	};
-	memcpy(buf, &mpf, sizeof(mpf));
-	buf[offsetof(struct mpf_intel, checksum)] = mp_checksum(buf, sizeof(mpf));
+	memcpy(mpf_buf, &mpf, sizeof(mpf));
+	mpf_buf[offsetof(struct mpf_intel, checksum)] = mp_checksum(mpf_buf, sizeof(mpf));
 
-	uint8_t *table = buf + sizeof(struct mpf_intel);
+	uint8_t table[MPTABLE_CONFIG_SIZE(MPTABLE_MAX_CPUS)];
+	memset(table, 0, sizeof(table));
 	size_t off = sizeof(struct mpc_table);
 	uint16_t count = 0;
 #define MP_PUT(entry) do { memcpy(table + off, &(entry), sizeof(entry)); \
@@ -103,8 +112,8 @@ int mptable_write(const struct guest_mem *mem, unsigned ncpus, struct vmm_err *e
 				  .srcbus = MPTABLE_ISA_BUS_ID, .dstapic = 0xff, .dstirq = 1 };
 	MP_PUT(nmi);
 #undef MP_PUT
-	/* Invariant: the entries written are exactly what MPTABLE_SIZE counts. */
-	assert(sizeof(struct mpf_intel) + off == size);
+	/* Invariant: the entries written are exactly what MPTABLE_CONFIG_SIZE counts. */
+	assert(off == size);
 
 	struct mpc_table hdr = {
 		.signature = { 'P', 'C', 'M', 'P' },
@@ -118,6 +127,7 @@ int mptable_write(const struct guest_mem *mem, unsigned ncpus, struct vmm_err *e
 	memcpy(table, &hdr, sizeof(hdr));
 	table[offsetof(struct mpc_table, checksum)] = mp_checksum(table, off);
 
-	memcpy(base, buf, size);
+	memcpy(mpf_host, mpf_buf, sizeof(mpf_buf));
+	memcpy(table_host, table, size);
 	return 0;
 }

@@ -1,9 +1,11 @@
 /* Intel MultiProcessor Specification 1.4 tables: how a guest without ACPI
  * finds its CPUs, its IOAPIC and how ISA interrupts reach the IOAPIC.
  *
- * Written at BOOT_MPTABLE_ADDR (the last KiB of base memory, reserved in the
- * e820 map), where Linux's smp_scan_config() looks: the 16-byte floating
- * pointer "_MP_" followed directly by the "PCMP" configuration table. */
+ * The 16-byte floating pointer "_MP_" goes at BOOT_MPTABLE_ADDR (the last KiB
+ * of base memory, reserved in the e820 map), where Linux's smp_scan_config()
+ * looks. The "PCMP" configuration table follows it directly when it fits
+ * below 0xA0000 (up to MPTABLE_EBDA_MAX_CPUS vCPUs); a bigger table goes to
+ * BOOT_MPTABLE_HIGH_ADDR in the reserved BIOS area instead. */
 #ifndef MINIVMM_BOOT_MPTABLE_H
 #define MINIVMM_BOOT_MPTABLE_H
 
@@ -89,21 +91,22 @@ struct mpc_intsrc {           /* also used for MP_LINTSRC: same layout */
 #define MPTABLE_IOAPIC_VERSION 0x11
 #define MPTABLE_LAPIC_VERSION  0x14
 
-/* Bytes of the whole structure (floating pointer + table) for ncpus CPUs. */
-#define MPTABLE_SIZE(ncpus)                                                   \
-	(sizeof(struct mpf_intel) + sizeof(struct mpc_table) +                \
-	 (size_t)(ncpus) * sizeof(struct mpc_cpu) + sizeof(struct mpc_bus) +   \
-	 sizeof(struct mpc_ioapic) +                                           \
+/* Bytes of the configuration table (header and entries) for ncpus CPUs. */
+#define MPTABLE_CONFIG_SIZE(ncpus)                                            \
+	(sizeof(struct mpc_table) + (size_t)(ncpus) * sizeof(struct mpc_cpu) + \
+	 sizeof(struct mpc_bus) + sizeof(struct mpc_ioapic) +                  \
 	 (MPTABLE_IOAPIC_PINS + 2) * sizeof(struct mpc_intsrc))
 
-/* The EBDA KiB at 0x9FC00 holds 284 bytes of fixed entries plus 20 bytes per
- * CPU: 37 CPUs fill it. More CPUs would need the table moved to the BIOS area
- * (0xF0000) or ACPI's MADT. */
-#define MPTABLE_MAX_CPUS 37
+/* The EBDA KiB at 0x9FC00 holds the floating pointer, 268 bytes of fixed
+ * table and 20 bytes per CPU: 37 CPUs fill it. */
+#define MPTABLE_EBDA_MAX_CPUS 37
+/* APIC ids are 8 bits and the IOAPIC takes id ncpus; 64 is minivmm's limit
+ * (MINIVMM_MAX_CPUS). */
+#define MPTABLE_MAX_CPUS 64
 
 /* Write the floating pointer and configuration table for ncpus CPUs (APIC ids
- * 0..ncpus-1, CPU 0 the BSP; IOAPIC id ncpus) at BOOT_MPTABLE_ADDR. Fails with
- * EINVAL when ncpus is 0 or above MPTABLE_MAX_CPUS. */
+ * 0..ncpus-1, CPU 0 the BSP; IOAPIC id ncpus). Fails with EINVAL when ncpus
+ * is 0 or above MPTABLE_MAX_CPUS. */
 int mptable_write(const struct guest_mem *mem, unsigned ncpus, struct vmm_err *err);
 
 #endif

@@ -30,7 +30,10 @@ static void check_table(unsigned ncpus)
 	cr_expect_eq(sum_bytes(mpf_p, 16), 0, "floating pointer checksum");
 	cr_expect_eq(mpf.length, 1);
 	cr_expect_eq(mpf.specification, 4);
-	cr_assert_eq(mpf.physptr, BOOT_MPTABLE_ADDR + 16);
+	if (ncpus <= MPTABLE_EBDA_MAX_CPUS)
+		cr_assert_eq(mpf.physptr, BOOT_MPTABLE_ADDR + 16, "table right after the pointer");
+	else
+		cr_assert_eq(mpf.physptr, BOOT_MPTABLE_HIGH_ADDR, "big table in the BIOS area");
 
 	struct mpc_table hdr;
 	const uint8_t *tbl = guest_mem_ptr(&mem, mpf.physptr, sizeof(hdr));
@@ -41,8 +44,11 @@ static void check_table(unsigned ncpus)
 	cr_expect_eq(memcmp(hdr.productid, "MINIVMM", 7), 0);
 	cr_expect_eq(hdr.lapic, MINIVMM_LAPIC_BASE);
 	cr_expect_eq(hdr.oemcount, ncpus + 1 + 1 + 24 + 2);
-	cr_expect_eq(16 + hdr.length, MPTABLE_SIZE(ncpus));
-	cr_assert_leq(BOOT_MPTABLE_ADDR + 16 + hdr.length, 0xA0000, "ends below 640 KiB");
+	cr_expect_eq(hdr.length, MPTABLE_CONFIG_SIZE(ncpus));
+	if (ncpus <= MPTABLE_EBDA_MAX_CPUS)
+		cr_assert_leq(mpf.physptr + hdr.length, 0xA0000, "ends below 640 KiB");
+	else
+		cr_assert_leq(mpf.physptr + hdr.length, 0x100000, "ends below 1 MiB");
 	cr_expect_eq(sum_bytes(tbl, hdr.length), 0, "configuration table checksum");
 
 	/* Walk the entries in order: CPUs, bus, IOAPIC, 24 INT, 2 local. */
@@ -96,7 +102,8 @@ static void check_table(unsigned ncpus)
 
 ParameterizedTestParameters(mptable, checksums_and_entries_for_n_cpus)
 {
-	static unsigned counts[] = { 1, 2, 4, 16, MPTABLE_MAX_CPUS };
+	static unsigned counts[] = { 1, 2, 4, 16, MPTABLE_EBDA_MAX_CPUS, MPTABLE_EBDA_MAX_CPUS + 1,
+				     MPTABLE_MAX_CPUS };
 	return cr_make_param_array(unsigned, counts, sizeof(counts) / sizeof(counts[0]));
 }
 
@@ -114,13 +121,13 @@ Test(mptable, rejects_zero_cpus)
 	guest_mem_destroy(&mem);
 }
 
-Test(mptable, rejects_more_cpus_than_fit_below_640k)
+Test(mptable, rejects_more_than_64_cpus)
 {
 	struct guest_mem mem;
 	struct vmm_err err = { 0 };
 	cr_assert_eq(guest_mem_init(&mem, 2 << 20, &err), 0, "%s", err.msg);
 	cr_expect_eq(mptable_write(&mem, MPTABLE_MAX_CPUS + 1, &err), -EINVAL);
 	cr_expect_str_eq(err.msg,
-			 "38 vCPUs: the MP table describes 1 to 37 (it must fit in the EBDA below 640 KiB)");
+			 "65 vCPUs: the MP table describes 1 to 64");
 	guest_mem_destroy(&mem);
 }
