@@ -48,8 +48,8 @@
 #define TG_SIPI_VECTOR      (TG_TRAMPOLINE_ADDR >> 12)
 
 /* CPL3 -> CPL0 requests. The portable way is `int3` with RAX =
- * (TG_SYSCALL_MAGIC << 32) | number: PVM raises #UD for `int n` except int3
- * and into, while int3 works everywhere. An int3 without the magic stays an
+ * (TG_SYSCALL_MAGIC << 32) | number: PVM raises #UD for `int n` with
+ * ordinary vectors (0x30, 0x80, ...), while int3 works everywhere. An int3 without the magic stays an
  * ordinary breakpoint exception. `int $TG_SYSCALL_VECTOR` (DPL 3 gate, RAX =
  * number) does the same on VMX/SVM hosts and under QEMU. */
 #define TG_SYSCALL_VECTOR   0x80
