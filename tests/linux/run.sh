@@ -77,7 +77,8 @@ if [ -z "$vmm" ]; then
 	base=${BUILD:-build}; base=${base%-san}
 	vmm=$repo/$base-static/minivmm
 	# SAN= : a sanitizer cannot link statically (make passes SAN down in MAKEFLAGS).
-	if ! make -C "$repo" --no-print-directory STATIC=1 SAN= BUILD="$base" "$base-static/minivmm" \
+	# BUILD given on the command line overrides the Makefile's own "-static" suffix.
+	if ! make -C "$repo" --no-print-directory STATIC=1 SAN= BUILD="$base-static" "$base-static/minivmm" \
 		>"$logs/minivmm-build.log" 2>&1; then
 		vmm_err="static minivmm build failed (make STATIC=1), see $logs/minivmm-build.log"
 		grep -m 3 -E 'error|Error' "$logs/minivmm-build.log" | sed 's/^/#   /'
@@ -141,7 +142,11 @@ check_case() {
 			tail -n 8 "$clean"
 		fi | sed 's/^/#   | /'
 	fi
-	grep -E '^OUTER: (init|kvm ready|minivmm version|minivmm exit)' "$clean" | sed 's/^/#   /'
+	# Milestones, for timing: outer init, kvm ready, minivmm version and run time.
+	local m
+	m=$(grep -E '^OUTER: (init|kvm ready|minivmm version|minivmm exit)' "$clean" |
+		sed 's/^OUTER: //' | paste -sd ';' | sed 's/;/; /g')
+	[ -z "$m" ] || diag "$m"
 }
 
 # --- direct: minivmm on this host ---
