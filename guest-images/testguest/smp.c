@@ -140,3 +140,14 @@ int smp_wait_all_up(uint64_t timeout_us)
 	}
 	return 0;
 }
+
+unsigned smp_self(void)
+{
+	uint32_t id = lapic_id();
+
+	for (unsigned i = 0; i < ncpus; i++)
+		if (__atomic_load_n(&tg_cpus[i].up, __ATOMIC_ACQUIRE) &&
+		    tg_cpus[i].apic_id_seen == id)
+			return i;
+	return 0;
+}

@@ -30,5 +30,8 @@ unsigned smp_start_aps(cpu_work_fn work, uint64_t timeout_us);
 /* Bounded wait until every vCPU has set its flag: 0 or -1 on timeout. */
 int smp_wait_all_up(uint64_t timeout_us);
 unsigned smp_count_up(void);
+/* Index of the calling CPU, from its APIC ID (one MMIO read: keep it out
+ * of hot paths, pass the index along instead). */
+unsigned smp_self(void);
 
 #endif
