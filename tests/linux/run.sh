@@ -127,7 +127,8 @@ check_case() {
 			2) reason="$reason (usage error)" ;;
 			6) reason="$reason (host error)" ;;
 			124|137|143) reason="$reason (killed by timeout)" ;;
-			esac ;;
+			esac
+			case "$exitline" in *timeout*) reason="$reason: minivmm ran out of its time in the outer guest" ;; esac ;;
 		esac
 	fi
 	if [ -z "$reason" ]; then
@@ -196,7 +197,8 @@ echo "# outer guest: $okernel, $(du -m "$outer" | cut -f1) MiB initramfs"
 for c in $cases; do
 	log=$logs/$c.log
 	# minivmm gets most of the case's time; the rest covers the outer boot.
-	append="console=ttyS0 panic=-1 rdinit=/init quiet minivmm.case=$c minivmm.token=$token minivmm.timeout=$((limit - 40))"
+	vlimit=$((limit - 40)); [ "$vlimit" -ge $((limit / 2)) ] || vlimit=$((limit / 2))
+	append="console=ttyS0 panic=-1 rdinit=/init quiet minivmm.case=$c minivmm.token=$token minivmm.timeout=$vlimit"
 	echo "# qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2048 -M pc -nographic -no-reboot -kernel $okernel -initrd $outer -append '$append'" > "$log"
 	t0=$(date +%s)
 	timeout -k 5 "$limit" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2048 -M pc \
