@@ -13,7 +13,7 @@
 #define MINIVMM_PORT_I8042_DATA  0x60
 #define MINIVMM_PORT_I8042_CMD   0x64    /* write 0xfe: pulse reset line */
 #define MINIVMM_PORT_DEBUG_EXIT  0x501   /* out v (1, 2 or 4 bytes) -> exit (v << 1) | 1 */
-#define MINIVMM_PORT_BOOT_TIMER  0x510   /* out MINIVMM_BOOT_TIMER_UP: "I am up" */
+#define MINIVMM_PORT_BOOT_TIMER  0x508   /* out MINIVMM_BOOT_TIMER_UP: "I am up" (clear of QEMU fw_cfg 0x510, pvpanic 0x505) */
 #define MINIVMM_BOOT_TIMER_UP    123
 
 /* Exit statuses of the minivmm process (besides the debug-exit ones, which

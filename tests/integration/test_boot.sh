@@ -1,7 +1,8 @@
 # Booting the test guest: vCPUs, exit codes, serial, crashes.
 
 boot_smp() {
-	local n=$1 out="$TMP_ROOT/smp$n.out"
+	local n=$1
+	local out="$TMP_ROOT/smp$n.out"
 	run_vm "$out" --kernel "$TESTGUEST" --cpus "$n" --cmdline "test=smp" < /dev/null
 	expect_rc 0 "$out" || return 1
 	expect_line "all $n vCPUs up" "$out" || return 1
@@ -32,9 +33,22 @@ t_debug_exit_code_passes_through() {
 }
 
 t_serial_input_reaches_guest() {
-	local out="$TMP_ROOT/echo.out"
-	# Input arrives before the guest asks: the UART FIFO holds it.
-	printf 'hello from the host\n' | run_vm "$out" --kernel "$TESTGUEST" --cmdline "test=serial-echo"
+	local out="$TMP_ROOT/echo.out" fifo="$TMP_ROOT/input.fifo"
+	mkfifo "$fifo"
+	# Type only once the guest asks: its UART setup clears the receive
+	# FIFO, as on real hardware, so earlier input would be dropped.
+	(
+		for _ in $(seq 100); do
+			grep -q "ready for input" "$out" 2>/dev/null && break
+			sleep 0.1
+		done
+		printf 'hello from the host\n'
+		sleep 5
+	) > "$fifo" &
+	local writer=$!
+	run_vm "$out" --kernel "$TESTGUEST" --cmdline "test=serial-echo" < "$fifo"
+	kill "$writer" 2>/dev/null
+	wait
 	expect_rc 0 "$out" && expect_line "got 'hello from the host'" "$out"
 }
 
@@ -67,7 +81,12 @@ t_sigterm_stops_cleanly() {
 	local out="$TMP_ROOT/term.out"
 	# serial-echo waits for input forever; SIGTERM must end it cleanly.
 	( sleep 1; pkill -TERM -f "minivmm --kernel $TESTGUEST --cmdline test=serial-echo" ) &
-	sleep 100 | run_vm "$out" --kernel "$TESTGUEST" --cmdline "test=serial-echo"
+	# Input that stays open but never sends anything.
+	mkfifo "$TMP_ROOT/never"
+	sleep 30 > "$TMP_ROOT/never" &
+	local writer=$!
+	run_vm "$out" --kernel "$TESTGUEST" --cmdline "test=serial-echo" < "$TMP_ROOT/never"
+	kill "$writer" 2>/dev/null
 	wait
 	expect_rc 143 "$out" && expect_line "stopped by signal 15" "$out"
 }
