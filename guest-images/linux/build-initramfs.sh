@@ -36,6 +36,6 @@ done
 
 mkdir -p "$(dirname "$out")"
 (cd "$stage" && find . -mindepth 1 | LC_ALL=C sort |
-	cpio --quiet -o -H newc --owner=0:0) > "$out.tmp"
-mv "$out.tmp" "$out"
+	cpio --quiet -o -H newc --owner=0:0) > "$out.tmp.$$"
+mv "$out.tmp.$$" "$out"
 echo "build-initramfs: $out ($(du -k "$out" | cut -f1) KiB)" >&2

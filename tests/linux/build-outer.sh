@@ -64,6 +64,6 @@ cp "$inner_initrd" "$stage/inner/initramfs.cpio"
 
 mkdir -p "$(dirname "$out")"
 (cd "$stage" && find . -mindepth 1 | LC_ALL=C sort |
-	cpio --quiet -o -H newc --owner=0:0) > "$out.tmp"
-mv "$out.tmp" "$out"
+	cpio --quiet -o -H newc --owner=0:0) > "$out.tmp.$$"
+mv "$out.tmp.$$" "$out"
 echo "build-outer: $out ($(du -k "$out" | cut -f1) KiB; modules: $(tr '\n' ' ' < "$stage/modules/order"))" >&2

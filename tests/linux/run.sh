@@ -97,13 +97,13 @@ check_case() {
 	clean=$log.txt
 	tr -d '\r' < "$log" > "$clean"
 	result=$(grep -m 1 -o 'MINIVMM-RESULT: .*' "$clean")
-	exitline=$(grep -m 1 -E "^(OUTER|HOST): minivmm exit=[^ ]* case=$c( |$)" "$clean")
+	exitline=$(grep -m 1 -E "(OUTER|HOST): minivmm exit=[^ ]* case=$c( |$)" "$clean")
 	vexit=$(echo "$exitline" | sed -n 's/.*minivmm exit=\([^ ]*\).*/\1/p')
 	if [ "$mode" = nested ]; then
-		if ! grep -q '^OUTER: init' "$clean"; then
+		if ! grep -q 'OUTER: init' "$clean"; then
 			reason="outer guest never reached its init (qemu status $st)"
-		elif grep -q '^OUTER: FAIL' "$clean"; then
-			reason="outer guest: $(grep -m 1 '^OUTER: FAIL' "$clean" | sed 's/^OUTER: FAIL //')"
+		elif grep -q 'OUTER: FAIL' "$clean"; then
+			reason="outer guest: $(grep -m 1 'OUTER: FAIL' "$clean" | sed 's/.*OUTER: FAIL //')"
 			[ -z "$vmm_err" ] || reason="$reason ($vmm_err)"
 		elif [ -z "$exitline" ]; then
 			reason="minivmm never returned in the outer guest (qemu status $st$([ "$st" = 124 ] && echo ", timed out after ${limit}s"))"
@@ -137,16 +137,16 @@ check_case() {
 	else
 		fail "$c" "$reason" "$log"
 		# The last lines of the inner run (or of the whole log) say how far it got.
-		if grep -q "^OUTER: case=$c start" "$clean"; then
-			sed -n "/^OUTER: case=$c start/,\$p" "$clean" | grep -v '^OUTER: done' | tail -n 8
+		if grep -q "OUTER: case=$c start" "$clean"; then
+			sed -n "/OUTER: case=$c start/,\$p" "$clean" | grep -v 'OUTER: done' | tail -n 8
 		else
 			tail -n 8 "$clean"
 		fi | sed 's/^/#   | /'
 	fi
 	# Milestones, for timing: outer init, kvm ready, minivmm version and run time.
 	local m
-	m=$(grep -E '^OUTER: (init|kvm ready|minivmm version|minivmm exit)' "$clean" |
-		sed 's/^OUTER: //' | paste -sd ';' | sed 's/;/; /g')
+	m=$(grep -E 'OUTER: (init|kvm ready|minivmm version|minivmm exit)' "$clean" |
+		sed 's/.*OUTER: //' | paste -sd ';' | sed 's/;/; /g')
 	[ -z "$m" ] || diag "$m"
 }
 
