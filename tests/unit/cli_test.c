@@ -1,0 +1,98 @@
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "vmm/cli.h"
+
+#define ARGV(...) ((char *[]){ "minivmm", __VA_ARGS__, NULL })
+#define ARGC(...) ((int)(sizeof((char *[]){ "minivmm", __VA_ARGS__ }) / sizeof(char *)))
+#define PARSE(o, e, ...) cli_parse(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), (o), (e))
+
+Test(cli, defaults_when_only_kernel_given)
+{
+	struct cli_options o;
+	struct vmm_err e = { 0 };
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k"), 0);
+	cr_assert_str_eq(o.vm.kernel_path, "k");
+	cr_assert_eq(o.vm.ncpus, 1);
+	cr_assert_eq(o.vm.mem_size, 256ull << 20);
+	cr_assert_eq(o.vm.serial, MINIVMM_SERIAL_STDIO);
+	cr_assert_null(o.vm.cmdline);
+}
+
+Test(cli, parses_every_flag)
+{
+	struct cli_options o;
+	struct vmm_err e = { 0 };
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--initrd", "i", "--cmdline", "a b",
+			   "--cpus", "4", "--mem", "1G", "--serial", "file:/tmp/x"), 0);
+	cr_assert_str_eq(o.vm.initrd_path, "i");
+	cr_assert_str_eq(o.vm.cmdline, "a b");
+	cr_assert_eq(o.vm.ncpus, 4);
+	cr_assert_eq(o.vm.mem_size, 1ull << 30);
+	cr_assert_eq(o.vm.serial, MINIVMM_SERIAL_FILE);
+	cr_assert_str_eq(o.vm.serial_path, "/tmp/x");
+}
+
+Test(cli, help_needs_no_kernel)
+{
+	struct cli_options o;
+	struct vmm_err e = { 0 };
+	cr_assert_eq(PARSE(&o, &e, "--help"), 0);
+	cr_assert(o.help);
+}
+
+Test(cli, rejects_with_messages_naming_the_flag)
+{
+	static const struct { const char *flag, *value, *want; } cases[] = {
+		{ "--cpus", "0", "--cpus: '0' is not a number from 1 to 64" },
+		{ "--cpus", "65", "--cpus: '65' is not a number from 1 to 64" },
+		{ "--cpus", "-1", "--cpus: '-1'" },
+		{ "--cpus", "2x", "--cpus: '2x'" },
+		{ "--mem", "lots", "--mem: 'lots' is not a size" },
+		{ "--mem", "3M", "must be at least 16M and a multiple of 2M" },
+		{ "--mem", "33M", "must be at least 16M and a multiple of 2M" },
+		{ "--serial", "pty", "--serial: 'pty' is not one of stdio|none|file:PATH" },
+		{ "--serial", "file:", "--serial: 'file:'" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cli_options o;
+		struct vmm_err e = { 0 };
+		char *argv[] = { "minivmm", "--kernel", "k", (char *)cases[i].flag,
+				 (char *)cases[i].value, NULL };
+		cr_assert_lt(cli_parse(5, argv, &o, &e), 0, "%s %s accepted", cases[i].flag, cases[i].value);
+		cr_assert(strstr(e.msg, cases[i].want), "message '%s' lacks '%s'", e.msg, cases[i].want);
+	}
+}
+
+Test(cli, rejects_unknown_option_missing_value_and_stray_argument)
+{
+	struct cli_options o;
+	struct vmm_err e = { 0 };
+	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "--frobnicate"), 0);
+	cr_assert_str_eq(e.msg, "unknown option '--frobnicate'");
+	cr_assert_lt(PARSE(&o, &e, "--kernel"), 0);
+	cr_assert_str_eq(e.msg, "--kernel needs a value");
+	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "stray"), 0);
+	cr_assert_str_eq(e.msg, "unexpected argument 'stray'");
+	cr_assert_lt(PARSE(&o, &e, "--cpus", "2"), 0);
+	cr_assert_str_eq(e.msg, "--kernel PATH is required");
+}
+
+Test(cli, size_suffixes)
+{
+	uint64_t b;
+	cr_assert_eq(cli_parse_size("4096", &b), 0);
+	cr_assert_eq(b, 4096);
+	cr_assert_eq(cli_parse_size("64K", &b), 0);
+	cr_assert_eq(b, 64 << 10);
+	cr_assert_eq(cli_parse_size("256M", &b), 0);
+	cr_assert_eq(b, 256 << 20);
+	cr_assert_eq(cli_parse_size("2GiB", &b), 0);
+	cr_assert_eq(b, 2ull << 30);
+	cr_assert_lt(cli_parse_size("", &b), 0);
+	cr_assert_lt(cli_parse_size("M", &b), 0);
+	cr_assert_lt(cli_parse_size("1Q", &b), 0);
+	cr_assert_lt(cli_parse_size("-1M", &b), 0);
+	cr_assert_lt(cli_parse_size("99999999999999999999T", &b), 0);
+	cr_assert_lt(cli_parse_size("20000000T", &b), 0);   /* overflows 64 bits */
+}
