@@ -48,7 +48,8 @@ check_config() {
 	return $bad
 }
 
-mkdir -p "$cache"
+mkdir -p "$cache" 2>/dev/null && [ -w "$cache" ] ||
+	die "cannot write to the cache $cache (run as root or set MINIVMM_CACHE to a writable directory)"
 exec 9>"$cache/linux-inner-6.1.lock"
 if ! flock -n 9; then
 	log "another build holds $cache/linux-inner-6.1.lock, waiting"
