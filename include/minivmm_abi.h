@@ -28,8 +28,19 @@
 #define MINIVMM_IOAPIC_BASE      0xfec00000UL
 
 /* Device MMIO windows (virtio-mmio, 4 KiB each) start here, in the hole
- * below 4 GiB. */
+ * below 4 GiB. Device k has window MINIVMM_MMIO_BASE + k * MINIVMM_MMIO_WINDOW
+ * and interrupt line (GSI, ISA IRQ) MINIVMM_VIRTIO_IRQ_BASE + k; minivmm
+ * appends "virtio_mmio.device=4K@<base>:<irq>" to the guest cmdline for each. */
 #define MINIVMM_MMIO_BASE        0xd0000000UL
 #define MINIVMM_MMIO_WINDOW      0x1000UL
+#define MINIVMM_VIRTIO_IRQ_BASE  5
+#define MINIVMM_VIRTIO_MAX_DEVICES 8
+
+/* Test-guest network conventions (shared by the guest and the host-side
+ * test tools): a UDP datagram whose payload starts with this text makes an
+ * echo/sink guest print its counters and stop. */
+#define MINIVMM_NET_STOP_MAGIC   "MINIVMM-STOP"
+/* Payload header of every generated or checked UDP test datagram. */
+#define MINIVMM_NET_SEQ_MAGIC    0x4d564d51u   /* "QMVM" little-endian */
 
 #endif
