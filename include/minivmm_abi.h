@@ -42,5 +42,11 @@
 #define MINIVMM_NET_STOP_MAGIC   "MINIVMM-STOP"
 /* Payload header of every generated or checked UDP test datagram. */
 #define MINIVMM_NET_SEQ_MAGIC    0x4d564d51u   /* "QMVM" little-endian */
+struct minivmm_net_seq_hdr {          /* little-endian, at UDP payload offset 0 */
+	unsigned int magic;           /* MINIVMM_NET_SEQ_MAGIC */
+	unsigned short flow;          /* sender's flow (for the guest: queue pair) */
+	unsigned short reserved;
+	unsigned long long seq;       /* 0, 1, 2, ... per flow */
+};
 
 #endif
