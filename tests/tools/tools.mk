@@ -1,0 +1,21 @@
+# Host-side test tools. Included by the top-level Makefile after CFLAGS,
+# LDFLAGS and BUILD are set (so SAN=... and STATIC=... apply here too).
+# Defines NETPEER and `make netpeer`.
+
+TOOLS_DIR    := tests/tools
+NETPEER      := $(BUILD)/tools/netpeer
+NETPEER_SRCS := $(TOOLS_DIR)/netpeer.c $(TOOLS_DIR)/netpeer_echo.c \
+                $(TOOLS_DIR)/netpeer_stream.c $(TOOLS_DIR)/udp_flows.c
+NETPEER_HDRS := $(TOOLS_DIR)/netpeer.h $(TOOLS_DIR)/udp_flows.h include/minivmm_abi.h
+
+# The project's strict flags; the project's CFLAGS (warnings, sanitizers)
+# are added when this fragment is included by the top-level Makefile.
+NETPEER_CFLAGS = -std=gnu11 -Wall -Wextra -Werror -O2 -D_GNU_SOURCE -Iinclude \
+                 $(filter-out -MMD -MP,$(CFLAGS))
+
+.PHONY: netpeer
+netpeer: $(NETPEER)
+
+$(NETPEER): $(NETPEER_SRCS) $(NETPEER_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(NETPEER_CFLAGS) $(LDFLAGS) -o $@ $(NETPEER_SRCS)
