@@ -58,6 +58,7 @@
 #define TG_SYS_HALT         1       /* cli; hlt forever (park this vCPU) */
 
 #define TG_SPURIOUS_VECTOR  0xff    /* LAPIC spurious vector; handler: iretq */
+#define TG_NET_IRQ_VECTOR   0x40    /* virtio-net interrupt (irq=1): netirq.S */
 
 #define TG_RFLAGS_USER      0x202   /* IF=1, reserved bit 1 */
 #define TG_CR0_LONG         0x80010033  /* PG WP NE ET MP PE; CD/NW clear */

@@ -15,6 +15,8 @@ tg_vectors:
 	iretq                           /* spurious: no EOI, nothing to do */
 	.elseif vec == TG_SYSCALL_VECTOR
 	jmp tg_syscall_entry
+	.elseif vec == TG_NET_IRQ_VECTOR
+	jmp tg_net_irq_entry            /* netirq.S */
 	.elseif vec == 3
 	jmp tg_int3_entry               /* breakpoint or magic syscall */
 	.else

@@ -3,6 +3,7 @@
 #include "cmdline.h"
 #include "delay.h"
 #include "lib.h"
+#include "nettests.h"
 #include "serial.h"
 #include "smp.h"
 #include "sys.h"
@@ -87,6 +88,9 @@ static const struct tg_test tests[] = {
 	{ "serial-echo", test_serial_echo, "read a line from COM1, echo it, reset" },
 	{ "triple-fault", test_triple_fault, "empty IDT + #UD: shutdown" },
 	{ "fault", test_fault, "ud2 at CPL3: exception report" },
+	{ "net-echo", test_net_echo, "virtio-net: echo UDP, answer ARP/ping" },
+	{ "net-gen", test_net_gen, "virtio-net: send numbered UDP datagrams" },
+	{ "net-sink", test_net_sink, "virtio-net: count numbered UDP datagrams" },
 };
 
 void tests_run(const char *name)

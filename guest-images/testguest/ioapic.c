@@ -1,0 +1,39 @@
+#include "ioapic.h"
+
+#include "io.h"
+#include "minivmm_abi.h"
+
+#define IOREGSEL   0x00
+#define IOWIN      0x10
+#define IOAPICVER  0x01
+#define REDTBL(n)  (0x10 + 2 * (n))
+#define RTE_MASKED 0x10000u
+
+static uint32_t rd(uint32_t reg)
+{
+	mmio_write32(MINIVMM_IOAPIC_BASE + IOREGSEL, reg);
+	return mmio_read32(MINIVMM_IOAPIC_BASE + IOWIN);
+}
+
+static void wr(uint32_t reg, uint32_t v)
+{
+	mmio_write32(MINIVMM_IOAPIC_BASE + IOREGSEL, reg);
+	mmio_write32(MINIVMM_IOAPIC_BASE + IOWIN, v);
+}
+
+unsigned ioapic_entries(void)
+{
+	return ((rd(IOAPICVER) >> 16) & 0xff) + 1;
+}
+
+void ioapic_route(unsigned gsi, uint8_t vector, uint32_t apic_id)
+{
+	wr(REDTBL(gsi), RTE_MASKED | vector);
+	wr(REDTBL(gsi) + 1, apic_id << 24);
+	wr(REDTBL(gsi), vector);
+}
+
+void ioapic_mask(unsigned gsi)
+{
+	wr(REDTBL(gsi), rd(REDTBL(gsi)) | RTE_MASKED);
+}

@@ -1,0 +1,14 @@
+/* IOAPIC at MINIVMM_IOAPIC_BASE, programmed from CPL3 (the page tables map
+ * it with the U bit): route one GSI to a vector on one LAPIC. */
+#ifndef TESTGUEST_IOAPIC_H
+#define TESTGUEST_IOAPIC_H
+
+#include <stdint.h>
+
+/* Fixed delivery, physical destination, active high, edge, unmasked. */
+void ioapic_route(unsigned gsi, uint8_t vector, uint32_t apic_id);
+void ioapic_mask(unsigned gsi);
+/* Number of redirection entries (IOAPIC version register). */
+unsigned ioapic_entries(void);
+
+#endif

@@ -1,0 +1,748 @@
+/* Network tests: net-echo, net-gen, net-sink.
+ *
+ * The BSP finds and sets up the device, sends VQ_PAIRS_SET, posts the RX
+ * buffers (after rx-pause-ms), then vCPU i polls queue pair i (rx 2i, tx
+ * 2i+1) in its own loop: no locks, each pair and its counters belong to one
+ * vCPU. Every loop answers ARP for our IP and ICMP echo requests to it.
+ * Replies go out on the queue the request came in on; TX descriptors are
+ * published in batches with one kick only when the device asked for it. */
+#include "nettests.h"
+
+#include "cmdline.h"
+#include "delay.h"
+#include "io.h"
+#include "ioapic.h"
+#include "lapic.h"
+#include "layout.h"
+#include "lib.h"
+#include "minivmm_abi.h"
+#include "netproto.h"
+#include "serial.h"
+#include "smp.h"
+#include "sys.h"
+#include "vnet.h"
+
+#define AP_TIMEOUT_US    2000000
+#define ARP_TIMEOUT_US   5000000
+#define ARP_RETRY_US     250000
+#define STALL_US         5000000    /* TX ring full and nothing reclaimed */
+#define DRAIN_US         200000     /* after stop: let the last replies go */
+#define WAIT_IDLE_US     10000000   /* BSP: no worker progress for this long */
+#define IRQ_WAIT_US      200000     /* irq=1: wait this long per interrupt */
+#define RX_BATCH         64
+#define GEN_BATCH        64
+#define MAX_FLOWS        64         /* net-sink: flows tracked per queue */
+#define STOP_LEN         (sizeof(MINIVMM_NET_STOP_MAGIC) - 1)
+
+enum net_mode { NET_ECHO, NET_GEN, NET_SINK };
+
+static const char *const mode_name[] = { "net-echo", "net-gen", "net-sink" };
+
+struct net_params {
+	struct np_addr self;
+	uint8_t peer_ip[4];
+	uint16_t port;
+	unsigned size;              /* net-gen frame length without FCS */
+	uint64_t count;             /* net-gen frames per queue (0: secs only) */
+	uint64_t secs;              /* 0: no time limit */
+	unsigned queues;            /* pairs polled, one vCPU each */
+	int pairs;                  /* VQ_PAIRS_SET value, -1: queues */
+	uint64_t rx_pause_ms;
+	int irq, offload, verbose;
+};
+
+/* Counters of one queue pair, written only by its vCPU. */
+struct qstat {
+	uint64_t frames;            /* every frame received */
+	uint64_t rx, tx;            /* test datagrams received / sent */
+	uint64_t arp, icmp;         /* ARP and echo replies sent */
+	uint64_t other, bad, drops;
+	uint64_t lost, reorders, badsum, flows;     /* net-sink */
+	uint64_t usecs;                             /* net-gen */
+	uint64_t irq_wakeups, irq_missed;           /* irq=1, queue 0 */
+	uint64_t progress;          /* moves while the worker makes progress */
+	int done;
+} __attribute__((aligned(64)));
+
+struct flow {
+	uint64_t next;
+	int seen;
+};
+
+static enum net_mode mode;
+static struct net_params prm;
+static struct vnet net;
+static struct qstat qs[VNET_MAX_PAIRS];
+static struct flow flows[VNET_MAX_PAIRS][MAX_FLOWS];
+/* TX buffers a reply overwrote: net-gen rebuilds its template there. */
+static uint8_t tx_dirty[VNET_MAX_PAIRS][VNET_QUEUE_SIZE];
+static int net_stop;
+static uint64_t deadline;       /* TSC; 0: none */
+static uint8_t peer_mac[ETH_ALEN];
+static int peer_known;
+
+/* From netirq.S. */
+extern volatile uint64_t tg_net_irq_mmio, tg_net_irq_count;
+extern volatile uint32_t tg_net_irq_status;
+
+static int stopped(void)
+{
+	return __atomic_load_n(&net_stop, __ATOMIC_RELAXED);
+}
+
+static void set_stop(void)
+{
+	__atomic_store_n(&net_stop, 1, __ATOMIC_RELAXED);
+}
+
+static uint64_t tsc_to_us(uint64_t cycles)
+{
+	uint64_t per_us = tsc_hz() / 1000000;
+
+	return per_us ? cycles / per_us : cycles;
+}
+
+/* ---- command line ------------------------------------------------------ */
+
+static __attribute__((noreturn)) void bad_param(const char *key)
+{
+	tg_printf("testguest: bad %s=%s\n", key, cmdline_get(key, ""));
+	tg_exit(TG_EXIT_BAD_CMDLINE);
+}
+
+static uint64_t get_num(const char *key, uint64_t def, uint64_t min, uint64_t max)
+{
+	uint64_t v;
+
+	if (cmdline_get_u64(key, def, &v) < 0 || v < min || v > max)
+		bad_param(key);
+	return v;
+}
+
+static int get_flag(const char *key)
+{
+	const char *v = cmdline_get(key, NULL);
+
+	if (!v)
+		return 0;
+	if (!*v || !strcmp(v, "1"))
+		return 1;
+	if (!strcmp(v, "0"))
+		return 0;
+	bad_param(key);
+}
+
+static void get_ip(const char *key, const char *def, uint8_t ip[4])
+{
+	if (np_parse_ip(cmdline_get(key, def), ip))
+		bad_param(key);
+}
+
+static void parse_params(void)
+{
+	int have_count = cmdline_find("count", 0) >= 0;
+
+	get_ip("ip", "10.0.0.2", prm.self.ip);
+	get_ip("peer", "10.0.0.1", prm.peer_ip);
+	prm.port = (uint16_t)get_num("port", 5001, 1, 65535 - 1000 - VNET_MAX_PAIRS);
+	prm.size = (unsigned)get_num("size", 64, ETH_ZLEN, ETH_FRAME_MAX);
+	prm.secs = get_num("secs", 0, 0, 1000000);
+	prm.count = get_num("count", 0, 0, UINT64_MAX);
+	if (mode == NET_GEN && !have_count && !prm.secs)
+		prm.count = 1000;
+	prm.queues = (unsigned)get_num("queues", 1, 1, VNET_MAX_PAIRS);
+	prm.pairs = cmdline_find("pairs", 0) >= 0 ? (int)get_num("pairs", 0, 0, 65535) : -1;
+	prm.rx_pause_ms = get_num("rx-pause-ms", 0, 0, 3600000);
+	prm.irq = get_flag("irq");
+	prm.offload = get_flag("offload");
+	prm.verbose = cmdline_find("debug", 0) >= 0;
+	if (prm.queues > smp_cpu_count()) {
+		tg_printf("testguest: queues=%u needs as many vCPUs (have %u)\n",
+			  prm.queues, smp_cpu_count());
+		tg_exit(TG_EXIT_BAD_CMDLINE);
+	}
+}
+
+/* ---- sending ------------------------------------------------------------ */
+
+/* A TX buffer with a zeroed header; the frame goes at the returned pointer. */
+static uint8_t *tx_begin(struct vnet_pair *p, uint16_t *id)
+{
+	uint8_t *buf = vnet_tx_get(p, id);
+
+	if (!buf)
+		return NULL;
+	memset(buf, 0, VNET_HDR_LEN);
+	tx_dirty[p->index][*id] = 1;
+	return buf + VNET_HDR_LEN;
+}
+
+/* Fill in a partial checksum ourselves (the device gave us NEEDS_CSUM but
+ * cannot take it back because VIRTIO_NET_F_CSUM is not negotiated). */
+static void csum_complete(uint8_t *frame, unsigned len, unsigned start, unsigned off)
+{
+	uint16_t c;
+
+	if (start + off + 2 > len)
+		return;
+	c = np_csum_fold(np_csum_add(0, frame + start, len - start));
+	if (!c)
+		c = 0xffff;             /* UDP: 0 means "no checksum" */
+	memcpy(frame + start + off, &c, 2);
+}
+
+static void send_udp_echo(struct vnet_pair *p, struct qstat *st,
+			  const struct vnet_rx *rx, const struct np_view *v, int count)
+{
+	uint16_t id;
+	uint8_t *out = tx_begin(p, &id);
+	struct virtio_net_hdr_v1 *h;
+	unsigned len;
+
+	if (!out) {
+		st->drops += count;
+		return;
+	}
+	h = (struct virtio_net_hdr_v1 *)(out - VNET_HDR_LEN);
+	len = np_udp_echo(out, v);
+	if (rx->hdr->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) {
+		/* Swapping addresses and ports keeps the pseudo-header sum. */
+		if (vnet_has(&net, VIRTIO_NET_F_CSUM)) {
+			h->flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+			h->csum_start = rx->hdr->csum_start;
+			h->csum_offset = rx->hdr->csum_offset;
+		} else {
+			csum_complete(out, len, rx->hdr->csum_start, rx->hdr->csum_offset);
+		}
+	}
+	vnet_tx_put(p, id, len);
+	st->tx += count;
+}
+
+/* ---- receiving ---------------------------------------------------------- */
+
+static int is_stop(const struct np_view *v)
+{
+	return v->payload_len >= STOP_LEN &&
+	       !memcmp(v->payload, MINIVMM_NET_STOP_MAGIC, STOP_LEN);
+}
+
+static void learn_peer(const struct np_view *v)
+{
+	if (!__atomic_load_n(&peer_known, __ATOMIC_ACQUIRE) &&
+	    !memcmp(v->arp->spa, prm.peer_ip, 4)) {
+		memcpy(peer_mac, v->arp->sha, ETH_ALEN);
+		__atomic_store_n(&peer_known, 1, __ATOMIC_RELEASE);
+	}
+}
+
+static void sink_check(struct qstat *st, unsigned q, const struct vnet_rx *rx,
+		       const struct np_view *v)
+{
+	struct minivmm_net_seq_hdr h;
+	struct flow *f;
+
+	if (v->udp->csum && !(rx->hdr->flags & (VIRTIO_NET_HDR_F_NEEDS_CSUM |
+						 VIRTIO_NET_HDR_F_DATA_VALID))) {
+		unsigned ulen = v->payload_len + UDP_HLEN;
+		uint32_t s = np_pseudo_sum(v->ip->src, v->ip->dst, (uint16_t)ulen);
+
+		if (np_csum_fold(np_csum_add(s, v->udp, ulen)))
+			st->badsum++;
+	}
+	if (v->payload_len < sizeof(h)) {
+		st->bad++;
+		return;
+	}
+	memcpy(&h, v->payload, sizeof(h));
+	if (h.magic != MINIVMM_NET_SEQ_MAGIC || h.flow >= MAX_FLOWS) {
+		st->bad++;
+		return;
+	}
+	f = &flows[q][h.flow];
+	if (!f->seen) {
+		f->seen = 1;
+		f->next = 0;
+		st->flows++;
+	}
+	if (h.seq == f->next) {
+		f->next++;
+	} else if (h.seq > f->next) {
+		st->lost += h.seq - f->next;
+		f->next = h.seq + 1;
+	} else {
+		st->reorders++;         /* late (or duplicate) */
+	}
+}
+
+static void handle_udp(struct vnet_pair *p, struct qstat *st, const struct vnet_rx *rx,
+		       const struct np_view *v)
+{
+	if (is_stop(v)) {
+		set_stop();
+		if (mode == NET_ECHO)
+			send_udp_echo(p, st, rx, v, 0);     /* an ack, not counted */
+		return;
+	}
+	switch (mode) {
+	case NET_ECHO:
+		st->rx++;
+		send_udp_echo(p, st, rx, v, 1);
+		break;
+	case NET_SINK:
+		if (ntohs(v->udp->dport) != prm.port) {
+			st->other++;
+			break;
+		}
+		st->rx++;
+		sink_check(st, p->index, rx, v);
+		break;
+	case NET_GEN:
+		st->other++;
+		break;
+	}
+}
+
+static void handle_frame(struct vnet_pair *p, struct qstat *st, const struct vnet_rx *rx)
+{
+	struct np_view v;
+	uint16_t id;
+	uint8_t *out;
+
+	st->frames++;
+	switch (np_classify(rx->frame, rx->len, &prm.self, &v)) {
+	case NP_ARP_REQUEST:
+		learn_peer(&v);
+		if ((out = tx_begin(p, &id))) {
+			vnet_tx_put(p, id, np_arp_reply(out, &v, &prm.self));
+			st->arp++;
+		} else {
+			st->drops++;
+		}
+		break;
+	case NP_ARP_REPLY:
+		learn_peer(&v);
+		st->other++;
+		break;
+	case NP_ICMP_ECHO:
+		if (ETH_HLEN + v.ip_len <= ETH_FRAME_MAX && (out = tx_begin(p, &id))) {
+			vnet_tx_put(p, id, np_icmp_reply(out, &v));
+			st->icmp++;
+		} else {
+			st->drops++;
+		}
+		break;
+	case NP_UDP:
+		handle_udp(p, st, rx, &v);
+		break;
+	case NP_BAD:
+		st->bad++;
+		break;
+	default:
+		st->other++;
+		break;
+	}
+}
+
+/* Handle up to `budget` received frames, then send the replies and give
+ * the buffers back (one publish each, a kick only if asked). */
+static unsigned rx_service(struct vnet_pair *p, struct qstat *st, unsigned budget)
+{
+	struct vnet_rx rx;
+	unsigned n = 0;
+
+	while (n < budget && vnet_rx_next(p, &rx)) {
+		handle_frame(p, st, &rx);
+		vnet_rx_recycle(p, rx.id);
+		n++;
+	}
+	if (n) {
+		vnet_tx_flush(p);
+		vnet_rx_flush(p);
+		if (!p->rx.want_irq)
+			virtq_update_used_event(&p->rx);
+		__atomic_store_n(&st->progress, st->progress + n, __ATOMIC_RELAXED);
+	}
+	vnet_tx_reclaim(p);
+	return n;
+}
+
+/* irq=1, queue 0: arm the used-ring interrupt, then wait for the handler
+ * to count one (bounded). A timeout with frames waiting is a missed one. */
+static void irq_wait(struct vnet_pair *p, struct qstat *st)
+{
+	uint64_t c0 = tg_net_irq_count, end;
+
+	if (virtq_update_used_event(&p->rx))
+		return;                 /* already something to do */
+	end = tsc_deadline_us(IRQ_WAIT_US);
+	while (tg_net_irq_count == c0) {
+		if (stopped())
+			return;
+		if (tsc_passed(end)) {
+			if (virtq_used_pending(&p->rx))
+				st->irq_missed++;
+			return;
+		}
+		cpu_pause();
+	}
+	st->irq_wakeups++;
+}
+
+/* Let the replies still in flight go out (bounded). */
+static void tx_drain(struct vnet_pair *p, uint64_t us)
+{
+	uint64_t end = tsc_deadline_us(us);
+
+	vnet_tx_flush(p);
+	while (vnet_tx_inflight(p) && !tsc_passed(end)) {
+		vnet_tx_reclaim(p);
+		cpu_pause();
+	}
+}
+
+/* ---- per-queue loops ------------------------------------------------------ */
+
+static void echo_sink_worker(unsigned q)
+{
+	struct vnet_pair *p = &net.pair[q];
+	struct qstat *st = &qs[q];
+	int irq = q == 0 && prm.irq;
+
+	for (unsigned iter = 0; !stopped(); iter++) {
+		if (irq)
+			irq_wait(p, st);
+		rx_service(p, st, RX_BATCH);
+		if (deadline && !(iter & 63) && tsc_passed(deadline))
+			set_stop();
+	}
+	tx_drain(p, DRAIN_US);
+}
+
+/* Frame template of net-gen in TX buffer `id` of pair q: header, Ethernet/
+ * IPv4/UDP, sequence header (seq 0) and a byte pattern. Returns the
+ * unfolded checksum of everything but the seq field (or, with CSUM
+ * offload, nothing: the device sums). */
+static uint32_t gen_template(struct vnet_pair *p, uint16_t id)
+{
+	uint8_t *buf = vnet_tx_buf(p, id), *frame = buf + VNET_HDR_LEN;
+	struct virtio_net_hdr_v1 *h = (struct virtio_net_hdr_v1 *)buf;
+	unsigned plen = prm.size - UDP_FRAME_HLEN;
+	struct minivmm_net_seq_hdr sh = { .magic = MINIVMM_NET_SEQ_MAGIC,
+					  .flow = (unsigned short)p->index };
+	uint8_t *pl = frame + UDP_FRAME_HLEN;
+	struct ip_hdr *ip = (struct ip_hdr *)(frame + ETH_HLEN);
+	struct udp_hdr *u = (struct udp_hdr *)(frame + ETH_HLEN + IP_HLEN);
+	uint32_t pseudo, sum;
+
+	memset(h, 0, VNET_HDR_LEN);
+	np_udp_headers(frame, &prm.self, peer_mac, prm.peer_ip,
+		       (uint16_t)(prm.port + 1000 + p->index), prm.port, plen);
+	memcpy(pl, &sh, sizeof(sh));
+	for (unsigned i = sizeof(sh); i < plen; i++)
+		pl[i] = (uint8_t)i;
+	pseudo = np_pseudo_sum(ip->src, ip->dst, (uint16_t)(UDP_HLEN + plen));
+	if (prm.offload && vnet_has(&net, VIRTIO_NET_F_CSUM)) {
+		/* Partial checksum: the field holds the folded pseudo-header
+		 * sum, the device adds the rest from csum_start. */
+		h->flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+		h->csum_start = ETH_HLEN + IP_HLEN;
+		h->csum_offset = 6;     /* offsetof(struct udp_hdr, csum) */
+		u->csum = (uint16_t)~np_csum_fold(pseudo);
+		sum = 0;
+	} else {
+		sum = np_csum_add(pseudo, u, UDP_HLEN + plen);
+	}
+	tx_dirty[p->index][id] = 0;
+	return sum;
+}
+
+static void gen_worker(unsigned q)
+{
+	struct vnet_pair *p = &net.pair[q];
+	struct qstat *st = &qs[q];
+	int sw_csum = !(prm.offload && vnet_has(&net, VIRTIO_NET_F_CSUM));
+	uint32_t base = 0;
+	uint64_t seq = 0, t0, t1, last_progress;
+	unsigned seq_off = VNET_HDR_LEN + UDP_FRAME_HLEN +
+		(unsigned)__builtin_offsetof(struct minivmm_net_seq_hdr, seq);
+
+	for (uint16_t id = 0; id < p->tx.num; id++)
+		base = gen_template(p, id);
+	t0 = last_progress = rdtsc();
+	for (unsigned iter = 0;; iter++) {
+		unsigned n = 0;
+		uint16_t id;
+		uint8_t *buf;
+
+		if ((prm.count && seq >= prm.count) || stopped())
+			break;
+		if (deadline && !(iter & 15) && tsc_passed(deadline))
+			break;
+		while (n < GEN_BATCH && (!prm.count || seq < prm.count) &&
+		       (buf = vnet_tx_get(p, &id))) {
+			if (tx_dirty[q][id])
+				gen_template(p, id);
+			memcpy(buf + seq_off, &seq, sizeof(seq));
+			if (sw_csum) {
+				uint16_t c = np_csum_fold(np_csum_add(base, &seq, sizeof(seq)));
+
+				if (!c)
+					c = 0xffff;
+				memcpy(buf + VNET_HDR_LEN + ETH_HLEN + IP_HLEN + 6, &c, 2);
+			}
+			vnet_tx_put(p, id, prm.size);
+			seq++;
+			n++;
+		}
+		if (n) {
+			vnet_tx_flush(p);
+			last_progress = rdtsc();
+			__atomic_store_n(&st->progress, seq, __ATOMIC_RELAXED);
+		} else if (tsc_to_us(rdtsc() - last_progress) > STALL_US) {
+			tg_printf("testguest: q%u tx stalled after %llu frames (%u in flight)\n",
+				  q, (unsigned long long)seq, vnet_tx_inflight(p));
+			tg_exit(TG_EXIT_NET_STALL);
+		}
+		if (!(iter & 63))
+			rx_service(p, st, RX_BATCH);    /* ARP/ping from the host */
+	}
+	/* Wait until the device has taken every frame. */
+	last_progress = rdtsc();
+	while (vnet_tx_inflight(p)) {
+		if (vnet_tx_reclaim(p))
+			last_progress = rdtsc();
+		else if (tsc_to_us(rdtsc() - last_progress) > STALL_US) {
+			tg_printf("testguest: q%u tx stalled at the end (%u in flight)\n",
+				  q, vnet_tx_inflight(p));
+			tg_exit(TG_EXIT_NET_STALL);
+		}
+		cpu_pause();
+	}
+	t1 = rdtsc();
+	st->tx = seq;
+	st->usecs = tsc_to_us(t1 - t0);
+}
+
+static void run_worker(unsigned q)
+{
+	if (mode == NET_GEN)
+		gen_worker(q);
+	else
+		echo_sink_worker(q);
+	__atomic_store_n(&qs[q].done, 1, __ATOMIC_RELEASE);
+}
+
+static void ap_worker(unsigned cpu)
+{
+	if (cpu < prm.queues)
+		run_worker(cpu);
+}
+
+/* ---- setup and reports ---------------------------------------------------- */
+
+static void resolve_peer(void)
+{
+	uint64_t end = tsc_deadline_us(ARP_TIMEOUT_US), next = 0;
+
+	while (!__atomic_load_n(&peer_known, __ATOMIC_ACQUIRE)) {
+		if (tsc_passed(end)) {
+			tg_printf("testguest: no ARP reply from %u.%u.%u.%u\n",
+				  prm.peer_ip[0], prm.peer_ip[1], prm.peer_ip[2],
+				  prm.peer_ip[3]);
+			tg_exit(TG_EXIT_NET_ARP);
+		}
+		if (tsc_passed(next)) {
+			uint16_t id;
+			uint8_t *out = tx_begin(&net.pair[0], &id);
+
+			if (out) {
+				vnet_tx_put(&net.pair[0], id,
+					    np_arp_request(out, &prm.self, prm.peer_ip));
+				vnet_tx_flush(&net.pair[0]);
+			}
+			next = tsc_deadline_us(ARP_RETRY_US);
+		}
+		/* The reply may come in on any queue. */
+		for (unsigned q = 0; q < net.npairs; q++)
+			rx_service(&net.pair[q], &qs[q], RX_BATCH);
+		cpu_pause();
+	}
+}
+
+/* Wait for every worker (bounded by progress, not by total time). */
+static void wait_workers(void)
+{
+	uint64_t last_sum = ~0ull, since = rdtsc();
+
+	for (;;) {
+		uint64_t sum = 0;
+		unsigned done = 0;
+
+		for (unsigned q = 0; q < prm.queues; q++) {
+			done += __atomic_load_n(&qs[q].done, __ATOMIC_ACQUIRE) ? 1 : 0;
+			sum += __atomic_load_n(&qs[q].progress, __ATOMIC_RELAXED);
+		}
+		if (done == prm.queues)
+			return;
+		if (sum != last_sum) {
+			last_sum = sum;
+			since = rdtsc();
+		} else if (tsc_to_us(rdtsc() - since) > WAIT_IDLE_US) {
+			tg_printf("testguest: only %u of %u queue workers finished\n",
+				  done, prm.queues);
+			tg_exit(TG_EXIT_NET_CPUS);
+		}
+		delay_us(1000);
+	}
+}
+
+#define U(x) ((unsigned long long)(x))
+
+static void report(void)
+{
+	struct qstat t;
+
+	memset(&t, 0, sizeof(t));
+	for (unsigned q = 0; q < prm.queues; q++) {
+		struct qstat *s = &qs[q];
+		struct vnet_pair *p = &net.pair[q];
+
+		switch (mode) {
+		case NET_ECHO:
+			tg_printf("testguest: q%u rx %llu tx %llu drops %llu frames %llu arp %llu icmp %llu other %llu bad %llu rxerr %llu rxkicks %llu txkicks %llu\n",
+				  q, U(s->rx), U(s->tx), U(s->drops), U(s->frames), U(s->arp),
+				  U(s->icmp), U(s->other), U(s->bad), U(p->rx_errors),
+				  U(p->rx.kicks), U(p->tx.kicks));
+			break;
+		case NET_SINK:
+			tg_printf("testguest: q%u rx %llu lost %llu reorders %llu bad %llu badsum %llu flows %llu frames %llu arp %llu icmp %llu other %llu drops %llu rxerr %llu rxkicks %llu\n",
+				  q, U(s->rx), U(s->lost), U(s->reorders), U(s->bad), U(s->badsum),
+				  U(s->flows), U(s->frames), U(s->arp), U(s->icmp), U(s->other),
+				  U(s->drops), U(p->rx_errors), U(p->rx.kicks));
+			break;
+		case NET_GEN:
+			tg_printf("testguest: q%u tx %llu kicks %llu usecs %llu pps %llu frames %llu arp %llu icmp %llu\n",
+				  q, U(s->tx), U(p->tx.kicks), U(s->usecs),
+				  U(s->usecs ? s->tx * 1000000 / s->usecs : 0), U(s->frames),
+				  U(s->arp), U(s->icmp));
+			break;
+		}
+		t.rx += s->rx;
+		t.tx += s->tx;
+		t.drops += s->drops;
+		t.lost += s->lost;
+		t.reorders += s->reorders;
+		t.bad += s->bad;
+		t.badsum += s->badsum;
+		t.usecs = s->usecs > t.usecs ? s->usecs : t.usecs;
+		t.progress += p->tx.kicks;
+	}
+	if (prm.irq)
+		tg_printf("testguest: irq count %llu wakeups %llu missed %llu status 0x%x\n",
+			  U(tg_net_irq_count), U(qs[0].irq_wakeups), U(qs[0].irq_missed),
+			  tg_net_irq_status);
+	switch (mode) {
+	case NET_ECHO:
+		tg_printf("testguest: net-echo done rx %llu tx %llu drops %llu\n",
+			  U(t.rx), U(t.tx), U(t.drops));
+		break;
+	case NET_SINK:
+		tg_printf("testguest: net-sink done rx %llu lost %llu reorders %llu bad %llu badsum %llu\n",
+			  U(t.rx), U(t.lost), U(t.reorders), U(t.bad), U(t.badsum));
+		break;
+	case NET_GEN:
+		tg_printf("testguest: net-gen done tx %llu kicks %llu usecs %llu pps %llu\n",
+			  U(t.tx), U(t.progress), U(t.usecs),
+			  U(t.usecs ? t.tx * 1000000 / t.usecs : 0));
+		break;
+	}
+}
+
+static void setup_irq(void)
+{
+	unsigned gsi = net.dev.irq;
+
+	if (gsi >= ioapic_entries()) {
+		tg_printf("testguest: irq=1: GSI %u is not on the IOAPIC\n", gsi);
+		tg_exit(TG_EXIT_NET_SETUP);
+	}
+	tg_net_irq_mmio = net.dev.base;
+	net.pair[0].rx.want_irq = 1;
+	ioapic_route(gsi, TG_NET_IRQ_VECTOR, lapic_id());
+}
+
+static __attribute__((noreturn)) void net_run(enum net_mode m)
+{
+	int r;
+
+	mode = m;
+	parse_params();
+	r = vnet_init(&net, prm.queues, prm.offload, prm.verbose);
+	if (r)
+		tg_exit((uint32_t)r);
+	memcpy(prm.self.mac, net.mac, ETH_ALEN);
+
+	if (vnet_has(&net, VIRTIO_NET_F_MQ)) {
+		unsigned k = prm.pairs >= 0 ? (unsigned)prm.pairs : prm.queues;
+
+		r = vnet_ctrl_mq(&net, k);
+		if (r < 0) {
+			tg_printf("testguest: ctrl mq %u -> no answer\n", k);
+			tg_exit(TG_EXIT_NET_CTRL);
+		}
+		tg_printf("testguest: ctrl mq %u -> %s\n", k, r ? "ERR" : "OK");
+	} else if (prm.pairs >= 0) {
+		tg_printf("testguest: pairs=%d needs VIRTIO_NET_F_MQ\n", prm.pairs);
+		tg_exit(TG_EXIT_NET_SETUP);
+	}
+	if (prm.irq)
+		setup_irq();
+
+	if (prm.rx_pause_ms) {
+		tg_printf("testguest: rx paused for %llu ms\n", U(prm.rx_pause_ms));
+		delay_us(prm.rx_pause_ms * 1000);
+	}
+	for (unsigned q = 0; q < prm.queues; q++)
+		vnet_rx_post_all(&net.pair[q]);
+	if (prm.rx_pause_ms)
+		tg_printf("testguest: rx buffers posted\n");
+
+	if (mode == NET_GEN) {
+		resolve_peer();
+		tg_printf("testguest: peer %u.%u.%u.%u is %02x:%02x:%02x:%02x:%02x:%02x\n",
+			  prm.peer_ip[0], prm.peer_ip[1], prm.peer_ip[2], prm.peer_ip[3],
+			  peer_mac[0], peer_mac[1], peer_mac[2], peer_mac[3], peer_mac[4],
+			  peer_mac[5]);
+	}
+	if (prm.secs)
+		deadline = tsc_deadline_us(prm.secs * 1000000);
+	if (prm.queues > 1 && smp_start_aps(ap_worker, AP_TIMEOUT_US) < prm.queues) {
+		tg_printf("testguest: %u queues need %u vCPUs up\n", prm.queues, prm.queues);
+		tg_exit(TG_EXIT_NET_CPUS);
+	}
+	tg_printf("testguest: %s ready ip %u.%u.%u.%u port %u queues %u\n", mode_name[mode],
+		  prm.self.ip[0], prm.self.ip[1], prm.self.ip[2], prm.self.ip[3],
+		  prm.port, prm.queues);
+	run_worker(0);
+	wait_workers();
+	if (prm.irq)
+		ioapic_mask(net.dev.irq);
+	report();
+	tg_reset();
+}
+
+void test_net_echo(void)
+{
+	net_run(NET_ECHO);
+}
+
+void test_net_gen(void)
+{
+	net_run(NET_GEN);
+}
+
+void test_net_sink(void)
+{
+	net_run(NET_SINK);
+}

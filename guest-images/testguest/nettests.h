@@ -1,0 +1,10 @@
+/* Network tests over the virtio-net driver: net-echo, net-gen, net-sink
+ * (docs/testguest.md has the command line, output lines and exit codes). */
+#ifndef TESTGUEST_NETTESTS_H
+#define TESTGUEST_NETTESTS_H
+
+void test_net_echo(void);
+void test_net_gen(void);
+void test_net_sink(void);
+
+#endif

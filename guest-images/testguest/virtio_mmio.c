@@ -1,0 +1,205 @@
+#include "virtio_mmio.h"
+
+#include "cmdline.h"
+#include "io.h"
+#include "lib.h"
+#include "serial.h"
+
+uint32_t vmmio_read(const struct vmmio_dev *d, uint32_t reg)
+{
+	return mmio_read32(d->base + reg);
+}
+
+void vmmio_write(const struct vmmio_dev *d, uint32_t reg, uint32_t v)
+{
+	mmio_write32(d->base + reg, v);
+}
+
+/* Device config space allows 8/16/32-bit accesses of natural alignment. */
+uint8_t vmmio_config8(const struct vmmio_dev *d, uint32_t off)
+{
+	return *(volatile uint8_t *)(d->base + VIRTIO_MMIO_CONFIG + off);
+}
+
+uint16_t vmmio_config16(const struct vmmio_dev *d, uint32_t off)
+{
+	return *(volatile uint16_t *)(d->base + VIRTIO_MMIO_CONFIG + off);
+}
+
+/* Number with an optional K/M/G suffix; *end gets the rest. */
+static int parse_num(const char *s, int allow_suffix, uint64_t *out, const char **end)
+{
+	uint64_t v = 0;
+	unsigned base = 10, digits = 0;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	for (;; s++, digits++) {
+		unsigned c = (unsigned char)*s, dv;
+
+		if (c >= '0' && c <= '9')
+			dv = c - '0';
+		else if (base == 16 && c >= 'a' && c <= 'f')
+			dv = c - 'a' + 10;
+		else if (base == 16 && c >= 'A' && c <= 'F')
+			dv = c - 'A' + 10;
+		else
+			break;
+		if (v > (UINT64_MAX - dv) / base)
+			return -1;
+		v = v * base + dv;
+	}
+	if (!digits)
+		return -1;
+	if (allow_suffix) {
+		unsigned shift = 0;
+
+		switch (*s) {
+		case 'k': case 'K': shift = 10; break;
+		case 'm': case 'M': shift = 20; break;
+		case 'g': case 'G': shift = 30; break;
+		}
+		if (shift) {
+			if (v > (UINT64_MAX >> shift))
+				return -1;
+			v <<= shift;
+			s++;
+		}
+	}
+	*out = v;
+	*end = s;
+	return 0;
+}
+
+int vmmio_parse_word(const char *s, struct vmmio_dev *out)
+{
+	uint64_t size, base, irq;
+
+	memset(out, 0, sizeof(*out));
+	if (parse_num(s, 1, &size, &s) || *s++ != '@' ||
+	    parse_num(s, 0, &base, &s) || *s++ != ':' ||
+	    parse_num(s, 0, &irq, &s) || (*s && *s != ':'))
+		return -1;
+	/* Registers up to the config space at least; below 4 GiB (our page
+	 * tables map only that). */
+	if (size < VIRTIO_MMIO_CONFIG || base >= 0x100000000ull ||
+	    base + size > 0x100000000ull || (base & 3) || irq > 255)
+		return -1;
+	out->base = (uintptr_t)base;
+	out->size = size;
+	out->irq = (unsigned)irq;
+	return 0;
+}
+
+int vmmio_find(uint32_t device_id, struct vmmio_dev *out, int verbose)
+{
+	for (int i = cmdline_find("virtio_mmio.device", 0); i >= 0;
+	     i = cmdline_find("virtio_mmio.device", (unsigned)i + 1)) {
+		const char *w = cmdline_word((unsigned)i)->value;
+		struct vmmio_dev d;
+
+		if (vmmio_parse_word(w, &d)) {
+			tg_printf("testguest: bad virtio_mmio.device=%s\n", w);
+			return VMMIO_BAD_WORD;
+		}
+		if (vmmio_read(&d, VIRTIO_MMIO_MAGIC_VALUE) != VIRTIO_MMIO_MAGIC) {
+			if (verbose)
+				tg_printf("testguest: virtio-mmio 0x%lx: no magic\n",
+					  (unsigned long)d.base);
+			continue;
+		}
+		d.device_id = vmmio_read(&d, VIRTIO_MMIO_DEVICE_ID);
+		d.version = vmmio_read(&d, VIRTIO_MMIO_VERSION);
+		if (verbose)
+			tg_printf("testguest: virtio-mmio 0x%lx irq %u: version %u device %u\n",
+				  (unsigned long)d.base, d.irq, d.version, d.device_id);
+		if (d.device_id != device_id)
+			continue;
+		*out = d;
+		return d.version == 2 ? VMMIO_FOUND : VMMIO_LEGACY;
+	}
+	return VMMIO_NONE;
+}
+
+static void set_status(const struct vmmio_dev *d, uint32_t bits)
+{
+	vmmio_write(d, VIRTIO_MMIO_STATUS, vmmio_read(d, VIRTIO_MMIO_STATUS) | bits);
+}
+
+void vmmio_begin(const struct vmmio_dev *d)
+{
+	vmmio_write(d, VIRTIO_MMIO_STATUS, 0);
+	/* Reset completes when status reads 0 (bounded). */
+	for (unsigned i = 0; i < 1000 && vmmio_read(d, VIRTIO_MMIO_STATUS); i++)
+		cpu_pause();
+	set_status(d, VIRTIO_CONFIG_S_ACKNOWLEDGE);
+	set_status(d, VIRTIO_CONFIG_S_DRIVER);
+}
+
+uint64_t vmmio_device_features(const struct vmmio_dev *d)
+{
+	uint64_t f;
+
+	vmmio_write(d, VIRTIO_MMIO_DEVICE_FEATURES_SEL, 1);
+	f = (uint64_t)vmmio_read(d, VIRTIO_MMIO_DEVICE_FEATURES) << 32;
+	vmmio_write(d, VIRTIO_MMIO_DEVICE_FEATURES_SEL, 0);
+	return f | vmmio_read(d, VIRTIO_MMIO_DEVICE_FEATURES);
+}
+
+int vmmio_set_features(const struct vmmio_dev *d, uint64_t features)
+{
+	vmmio_write(d, VIRTIO_MMIO_DRIVER_FEATURES_SEL, 1);
+	vmmio_write(d, VIRTIO_MMIO_DRIVER_FEATURES, (uint32_t)(features >> 32));
+	vmmio_write(d, VIRTIO_MMIO_DRIVER_FEATURES_SEL, 0);
+	vmmio_write(d, VIRTIO_MMIO_DRIVER_FEATURES, (uint32_t)features);
+	set_status(d, VIRTIO_CONFIG_S_FEATURES_OK);
+	if (!(vmmio_read(d, VIRTIO_MMIO_STATUS) & VIRTIO_CONFIG_S_FEATURES_OK)) {
+		vmmio_fail(d);
+		return -1;
+	}
+	return 0;
+}
+
+int vmmio_queue_setup(const struct vmmio_dev *d, struct virtq *vq,
+		      uint16_t index, uint16_t want, int event_idx)
+{
+	uint32_t max;
+	uint16_t num = 1;
+	uint64_t a;
+
+	vmmio_write(d, VIRTIO_MMIO_QUEUE_SEL, index);
+	if (vmmio_read(d, VIRTIO_MMIO_QUEUE_READY))
+		return -1;
+	max = vmmio_read(d, VIRTIO_MMIO_QUEUE_NUM_MAX);
+	if (!max)
+		return -1;
+	while ((uint32_t)num * 2 <= max && num * 2 <= want)
+		num *= 2;
+	if (virtq_init(vq, index, num, event_idx))
+		return -1;
+	vq->notify = (volatile uint32_t *)(d->base + VIRTIO_MMIO_QUEUE_NOTIFY);
+	vmmio_write(d, VIRTIO_MMIO_QUEUE_NUM, num);
+	a = (uint64_t)(uintptr_t)vq->desc;
+	vmmio_write(d, VIRTIO_MMIO_QUEUE_DESC_LOW, (uint32_t)a);
+	vmmio_write(d, VIRTIO_MMIO_QUEUE_DESC_HIGH, (uint32_t)(a >> 32));
+	a = (uint64_t)(uintptr_t)vq->avail;
+	vmmio_write(d, VIRTIO_MMIO_QUEUE_AVAIL_LOW, (uint32_t)a);
+	vmmio_write(d, VIRTIO_MMIO_QUEUE_AVAIL_HIGH, (uint32_t)(a >> 32));
+	a = (uint64_t)(uintptr_t)vq->used;
+	vmmio_write(d, VIRTIO_MMIO_QUEUE_USED_LOW, (uint32_t)a);
+	vmmio_write(d, VIRTIO_MMIO_QUEUE_USED_HIGH, (uint32_t)(a >> 32));
+	vmmio_write(d, VIRTIO_MMIO_QUEUE_READY, 1);
+	return 0;
+}
+
+void vmmio_driver_ok(const struct vmmio_dev *d)
+{
+	set_status(d, VIRTIO_CONFIG_S_DRIVER_OK);
+}
+
+void vmmio_fail(const struct vmmio_dev *d)
+{
+	set_status(d, VIRTIO_CONFIG_S_FAILED);
+}

@@ -1,0 +1,259 @@
+#include "vnet.h"
+
+#include <stddef.h>
+
+#include <linux/virtio_ids.h>
+
+#include "delay.h"
+#include "io.h"
+#include "lib.h"
+#include "serial.h"
+
+#define F(bit) (1ull << (bit))
+
+/* What we accept when offered. CSUM/GUEST_CSUM only with offload=1; no
+ * TSO/UFO/GSO, so every frame fits one 2048-byte buffer. */
+#define VNET_FEATURES (F(VIRTIO_F_VERSION_1) | F(VIRTIO_NET_F_MAC) | \
+		       F(VIRTIO_NET_F_MTU) | F(VIRTIO_NET_F_STATUS) | \
+		       F(VIRTIO_RING_F_EVENT_IDX) | F(VIRTIO_NET_F_MRG_RXBUF) | \
+		       F(VIRTIO_NET_F_MQ) | F(VIRTIO_NET_F_CTRL_VQ))
+#define VNET_OFFLOADS (F(VIRTIO_NET_F_CSUM) | F(VIRTIO_NET_F_GUEST_CSUM))
+
+/* Control command in DMA memory: header, data and ack in three
+ * descriptors (device-readable, device-readable, device-writable). */
+struct vnet_ctrl_cmd {
+	struct virtio_net_ctrl_hdr hdr;
+	uint16_t pairs;
+	uint8_t ack;
+} __attribute__((packed));
+
+static struct vnet_ctrl_cmd *ctrl_cmd;
+
+static int setup_pair(struct vnet *n, unsigned i)
+{
+	struct vnet_pair *p = &n->pair[i];
+	int ev = vnet_has(n, VIRTIO_RING_F_EVENT_IDX);
+
+	p->index = i;
+	p->mrg = vnet_has(n, VIRTIO_NET_F_MRG_RXBUF);
+	if (vmmio_queue_setup(&n->dev, &p->rx, (uint16_t)(2 * i), VNET_QUEUE_SIZE, ev) ||
+	    vmmio_queue_setup(&n->dev, &p->tx, (uint16_t)(2 * i + 1), VNET_QUEUE_SIZE, ev))
+		return -1;
+	p->rxbuf = dma_alloc((size_t)p->rx.num * VNET_BUF_SIZE, 4096);
+	p->txbuf = dma_alloc((size_t)p->tx.num * VNET_BUF_SIZE, 4096);
+	if (!p->rxbuf || !p->txbuf)
+		return -1;
+	/* Fixed descriptor <-> buffer mapping; headers start zeroed. */
+	for (uint16_t d = 0; d < p->rx.num; d++)
+		virtq_set_desc(&p->rx, d, p->rxbuf + (uint32_t)d * VNET_BUF_SIZE,
+			       VNET_BUF_SIZE, VRING_DESC_F_WRITE, 0);
+	for (uint16_t d = 0; d < p->tx.num; d++) {
+		virtq_set_desc(&p->tx, d, vnet_tx_buf(p, d), 0, 0, 0);
+		p->tx.free[p->tx.nfree++] = (uint16_t)(p->tx.num - 1 - d);
+	}
+	return 0;
+}
+
+int vnet_init(struct vnet *n, unsigned npairs, int offload, int verbose)
+{
+	struct vmmio_dev *d = &n->dev;
+	uint64_t want = VNET_FEATURES | (offload ? VNET_OFFLOADS : 0);
+	int r;
+
+	memset(n, 0, sizeof(*n));
+	r = vmmio_find(VIRTIO_ID_NET, d, verbose);
+	if (r == VMMIO_NONE) {
+		tg_printf("testguest: no virtio-net device (virtio_mmio.device=...)\n");
+		return TG_EXIT_NET_NO_DEVICE;
+	}
+	if (r == VMMIO_LEGACY) {
+		tg_printf("testguest: virtio-net at 0x%lx is virtio-mmio version %u; only version 2 is supported\n",
+			  (unsigned long)d->base, d->version);
+		return TG_EXIT_NET_DEVICE;
+	}
+	if (r != VMMIO_FOUND)
+		return TG_EXIT_NET_DEVICE;
+
+	vmmio_begin(d);
+	n->offered = vmmio_device_features(d);
+	if (!(n->offered & F(VIRTIO_F_VERSION_1))) {
+		tg_printf("testguest: virtio-net does not offer VERSION_1 (features 0x%llx)\n",
+			  (unsigned long long)n->offered);
+		vmmio_fail(d);
+		return TG_EXIT_NET_DEVICE;
+	}
+	n->features = n->offered & want;
+	/* MQ needs the control queue to be usable. */
+	if (!(n->features & F(VIRTIO_NET_F_CTRL_VQ)))
+		n->features &= ~F(VIRTIO_NET_F_MQ);
+	if (vmmio_set_features(d, n->features)) {
+		tg_printf("testguest: virtio-net refused features 0x%llx (FEATURES_OK did not stick)\n",
+			  (unsigned long long)n->features);
+		return TG_EXIT_NET_SETUP;
+	}
+
+	if (vnet_has(n, VIRTIO_NET_F_MAC)) {
+		/* Six byte reads: re-read if the config generation moved. */
+		uint32_t gen;
+
+		do {
+			gen = vmmio_read(d, VIRTIO_MMIO_CONFIG_GENERATION);
+			for (unsigned i = 0; i < sizeof(n->mac); i++)
+				n->mac[i] = vmmio_config8(d, (uint32_t)(offsetof(struct virtio_net_config, mac) + i));
+		} while (gen != vmmio_read(d, VIRTIO_MMIO_CONFIG_GENERATION));
+	} else {
+		static const uint8_t def_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+
+		memcpy(n->mac, def_mac, sizeof(n->mac));
+	}
+	n->max_pairs = vnet_has(n, VIRTIO_NET_F_MQ) ?
+		vmmio_config16(d, offsetof(struct virtio_net_config, max_virtqueue_pairs)) : 1;
+	n->mtu = vnet_has(n, VIRTIO_NET_F_MTU) ?
+		vmmio_config16(d, offsetof(struct virtio_net_config, mtu)) : 1500;
+	n->link_status = vnet_has(n, VIRTIO_NET_F_STATUS) ?
+		vmmio_config16(d, offsetof(struct virtio_net_config, status)) : VIRTIO_NET_S_LINK_UP;
+	if (!n->max_pairs)
+		n->max_pairs = 1;
+
+	tg_printf("testguest: virtio-net at 0x%lx irq %u mac %02x:%02x:%02x:%02x:%02x:%02x features 0x%llx of 0x%llx max-pairs %u mtu %u link %s\n",
+		  (unsigned long)d->base, d->irq, n->mac[0], n->mac[1], n->mac[2],
+		  n->mac[3], n->mac[4], n->mac[5], (unsigned long long)n->features,
+		  (unsigned long long)n->offered, n->max_pairs, n->mtu,
+		  (n->link_status & VIRTIO_NET_S_LINK_UP) ? "up" : "down");
+
+	if (npairs > n->max_pairs || npairs > VNET_MAX_PAIRS) {
+		tg_printf("testguest: queues=%u but the device has %u queue pairs%s (guest limit %u)\n",
+			  npairs, n->max_pairs,
+			  vnet_has(n, VIRTIO_NET_F_MQ) ? "" : " (no MQ)", VNET_MAX_PAIRS);
+		vmmio_fail(d);
+		return TG_EXIT_NET_SETUP;
+	}
+	for (unsigned i = 0; i < npairs; i++) {
+		if (setup_pair(n, i)) {
+			tg_printf("testguest: virtio-net queue pair %u setup failed\n", i);
+			vmmio_fail(d);
+			return TG_EXIT_NET_SETUP;
+		}
+	}
+	n->npairs = npairs;
+	if (vnet_has(n, VIRTIO_NET_F_CTRL_VQ)) {
+		uint16_t idx = vnet_has(n, VIRTIO_NET_F_MQ) ? (uint16_t)(2 * n->max_pairs) : 2;
+
+		ctrl_cmd = dma_alloc(sizeof(*ctrl_cmd), 64);
+		if (!ctrl_cmd ||
+		    vmmio_queue_setup(d, &n->ctrl, idx, 16, vnet_has(n, VIRTIO_RING_F_EVENT_IDX))) {
+			tg_printf("testguest: virtio-net control queue %u setup failed\n", idx);
+			vmmio_fail(d);
+			return TG_EXIT_NET_SETUP;
+		}
+		n->has_ctrl = 1;
+	}
+	vmmio_driver_ok(d);
+	if (vmmio_read(d, VIRTIO_MMIO_STATUS) & VIRTIO_CONFIG_S_NEEDS_RESET) {
+		tg_printf("testguest: virtio-net wants a reset right after DRIVER_OK\n");
+		return TG_EXIT_NET_SETUP;
+	}
+	return 0;
+}
+
+int vnet_ctrl_mq(struct vnet *n, unsigned pairs)
+{
+	struct virtq *q = &n->ctrl;
+	uint64_t end;
+
+	if (!n->has_ctrl)
+		return -1;
+	ctrl_cmd->hdr.class = VIRTIO_NET_CTRL_MQ;
+	ctrl_cmd->hdr.cmd = VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET;
+	ctrl_cmd->pairs = (uint16_t)pairs;
+	ctrl_cmd->ack = 0xff;
+	virtq_set_desc(q, 0, &ctrl_cmd->hdr, sizeof(ctrl_cmd->hdr), VRING_DESC_F_NEXT, 1);
+	virtq_set_desc(q, 1, &ctrl_cmd->pairs, sizeof(ctrl_cmd->pairs), VRING_DESC_F_NEXT, 2);
+	virtq_set_desc(q, 2, &ctrl_cmd->ack, sizeof(ctrl_cmd->ack), VRING_DESC_F_WRITE, 0);
+	virtq_push(q, 0);
+	virtq_flush(q);
+	end = tsc_deadline_us(2000000);
+	while (!virtq_used_pending(q)) {
+		if (tsc_passed(end))
+			return -1;
+		cpu_pause();
+	}
+	virtq_pop_used(q);
+	virtq_update_used_event(q);
+	return __atomic_load_n(&ctrl_cmd->ack, __ATOMIC_ACQUIRE) == VIRTIO_NET_OK ? 0 : 1;
+}
+
+void vnet_rx_post_all(struct vnet_pair *p)
+{
+	for (uint16_t d = 0; d < p->rx.num; d++)
+		virtq_push(&p->rx, d);
+	virtq_flush(&p->rx);
+}
+
+int vnet_rx_next(struct vnet_pair *p, struct vnet_rx *out)
+{
+	while (virtq_used_pending(&p->rx)) {
+		struct vring_used_elem e = virtq_pop_used(&p->rx);
+		uint8_t *buf;
+		uint16_t nbufs;
+
+		if (e.id >= p->rx.num) {        /* device bug: nothing to recycle */
+			p->rx_errors++;
+			continue;
+		}
+		buf = p->rxbuf + e.id * VNET_BUF_SIZE;
+		out->hdr = (struct virtio_net_hdr_v1 *)buf;
+		nbufs = out->hdr->num_buffers;
+		if (e.len < VNET_HDR_LEN || e.len > VNET_BUF_SIZE ||
+		    (p->mrg && nbufs != 1)) {
+			/* Frames never exceed one buffer here (no GSO); drop a
+			 * merged one with all its buffers (bounded wait: the
+			 * device publishes them together). */
+			p->rx_errors++;
+			virtq_push(&p->rx, (uint16_t)e.id);
+			for (unsigned k = 1; p->mrg && k < nbufs; k++) {
+				uint64_t end = tsc_deadline_us(100000);
+
+				while (!virtq_used_pending(&p->rx) && !tsc_passed(end))
+					cpu_pause();
+				if (!virtq_used_pending(&p->rx))
+					break;
+				e = virtq_pop_used(&p->rx);
+				if (e.id < p->rx.num)
+					virtq_push(&p->rx, (uint16_t)e.id);
+			}
+			continue;
+		}
+		out->frame = buf + VNET_HDR_LEN;
+		out->len = e.len - VNET_HDR_LEN;
+		out->id = (uint16_t)e.id;
+		return 1;
+	}
+	return 0;
+}
+
+unsigned vnet_tx_reclaim(struct vnet_pair *p)
+{
+	unsigned n = 0;
+
+	while (virtq_used_pending(&p->tx)) {
+		struct vring_used_elem e = virtq_pop_used(&p->tx);
+
+		if (e.id < p->tx.num && p->tx.nfree < p->tx.num)
+			p->tx.free[p->tx.nfree++] = (uint16_t)e.id;
+		n++;
+	}
+	if (n)
+		virtq_update_used_event(&p->tx);
+	return n;
+}
+
+uint8_t *vnet_tx_get(struct vnet_pair *p, uint16_t *id)
+{
+	if (!p->tx.nfree)
+		vnet_tx_reclaim(p);
+	if (!p->tx.nfree)
+		return NULL;
+	*id = p->tx.free[--p->tx.nfree];
+	return vnet_tx_buf(p, *id);
+}
