@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -17,6 +18,34 @@ enum minivmm_serial_mode {
 	MINIVMM_SERIAL_STDIO,   /* guest console on serial_out_fd, input from serial_in_fd */
 	MINIVMM_SERIAL_NONE,    /* discard output, no input */
 	MINIVMM_SERIAL_FILE,    /* output appended to serial_path, no input */
+};
+
+enum minivmm_net_backend {
+	MINIVMM_NET_TAP,      /* a tap device, one fd (IFF_MULTI_QUEUE queue) per queue pair */
+	MINIVMM_NET_PACKET,   /* AF_PACKET sockets bound to a host interface */
+};
+
+enum minivmm_net_engine {
+	MINIVMM_ENGINE_URING, /* io_uring loop (default) */
+	MINIVMM_ENGINE_EPOLL, /* epoll + readv/writev: the baseline */
+};
+
+#define MINIVMM_MAX_NETS 8
+#define MINIVMM_MAX_QUEUE_PAIRS 16
+
+struct minivmm_net_config {
+	enum minivmm_net_backend backend;
+	char ifname[16];          /* tap name ("" creates one) or host interface */
+	unsigned queues;          /* queue pairs, 1..MINIVMM_MAX_QUEUE_PAIRS */
+	unsigned threads;         /* worker threads; 0 = one per queue pair */
+	int cpus[MINIVMM_MAX_QUEUE_PAIRS];   /* worker i runs on cpus[i] */
+	unsigned nr_cpus;         /* 0 = workers not pinned */
+	unsigned char mac[6];
+	int mac_set;              /* else a stable MAC is derived from the interface name */
+	unsigned mtu;             /* advertised to the guest (VIRTIO_NET_F_MTU) */
+	unsigned queue_size;      /* virtqueue size offered, power of two */
+	enum minivmm_net_engine engine;
+	unsigned poll_us;         /* busy-poll before blocking, microseconds */
 };
 
 struct minivmm_config {
@@ -30,6 +59,13 @@ struct minivmm_config {
 	const char *serial_path;     /* MINIVMM_SERIAL_FILE */
 	int serial_in_fd;            /* MINIVMM_SERIAL_STDIO (default 0, -1 for none) */
 	int serial_out_fd;           /* MINIVMM_SERIAL_STDIO (default 1) */
+
+	struct minivmm_net_config net[MINIVMM_MAX_NETS];
+	unsigned nr_nets;
+
+	/* vCPU i runs on vcpu_cpus[i] when nr_vcpu_cpus > 0. */
+	int vcpu_cpus[64];
+	unsigned nr_vcpu_cpus;
 
 	/* Where informational lines go (boot time, warnings). NULL: stderr. */
 	void (*log)(void *opaque, const char *line);
@@ -46,8 +82,14 @@ struct minivmm_config {
 
 struct minivmm;
 
-/* Fill cfg with defaults: 1 vCPU, 256 MiB, serial on stdio. */
+/* Fill cfg with defaults: 1 vCPU, 256 MiB, serial on stdio, no network. */
 void minivmm_config_init(struct minivmm_config *cfg);
+
+/* Defaults for one network device: tap, 1 queue pair, io_uring, MTU 1500. */
+void minivmm_net_config_init(struct minivmm_net_config *net);
+
+/* Print per-queue statistics of every network device: a table, or JSON. */
+void minivmm_print_stats(struct minivmm *vm, FILE *out, int json);
 
 /* Build the VM (KVM, memory, devices, kernel loaded) but do not run it.
  * On failure returns a negative errno and writes one line into errbuf. */

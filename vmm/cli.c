@@ -1,5 +1,8 @@
 #include "vmm/cli.h"
 
+#include "vmm/cpulist.h"
+#include "vmm/net_config.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -18,11 +21,20 @@ const char cli_usage[] =
 	"  --initrd PATH        initial ramdisk\n"
 	"  --cmdline STR        kernel command line\n"
 	"                       (default: \"" MINIVMM_DEFAULT_CMDLINE "\")\n"
-	"  --cpus N             number of vCPUs, 1 to 64 (default 1)\n"
+	"  --cpus N[,pin=LIST]  number of vCPUs, 1 to 64 (default 1); pin=LIST runs\n"
+	"                       vCPU i on the i-th CPU of LIST (e.g. 0-3 or 0,2,4,6)\n"
 	"  --mem SIZE           guest RAM, a multiple of 2M: 64M, 1G ... (default 256M)\n"
 	"  --serial " SERIAL_SYNTAX "\n"
 	"                       where COM1 (ttyS0) goes (default stdio; on a terminal\n"
 	"                       input is raw and Ctrl-A x quits)\n"
+	"  --net " NET_SYNTAX "\n"
+	"                       a virtio-net device (repeatable). tap=NAME opens or\n"
+	"                       creates that tap (no name: a new one); queues=N queue\n"
+	"                       pairs; threads=per-queue (default) or M workers in\n"
+	"                       all; cpus=LIST pins worker i to the i-th CPU of LIST;\n"
+	"                       engine=uring (default) or epoll; poll-us=N busy-polls\n"
+	"                       N microseconds before sleeping (default 0)\n"
+	"  --stats[=json]       per-queue statistics at exit (and on SIGUSR1)\n"
 	"  --help               this text\n"
 	"  --version            print the version\n"
 	"\n"
@@ -32,7 +44,7 @@ const char cli_usage[] =
 	"128+N stopped by signal N.\n";
 
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEM, OPT_SERIAL, OPT_HELP,
-       OPT_VERSION };
+       OPT_VERSION, OPT_NET, OPT_STATS };
 
 static const struct option cli_long_options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -41,6 +53,8 @@ static const struct option cli_long_options[] = {
 	{ "cpus", required_argument, NULL, OPT_CPUS },
 	{ "mem", required_argument, NULL, OPT_MEM },
 	{ "serial", required_argument, NULL, OPT_SERIAL },
+	{ "net", required_argument, NULL, OPT_NET },
+	{ "stats", optional_argument, NULL, OPT_STATS },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -99,6 +113,34 @@ static int cli_parse_serial(const char *text, struct minivmm_config *vm, struct 
 	return 0;
 }
 
+/* "N" or "N,pin=LIST" */
+static int cli_parse_cpus(const char *arg, struct minivmm_config *vm, struct vmm_err *err)
+{
+	char num[16];
+	const char *comma = strchr(arg, ',');
+	size_t len = comma ? (size_t)(comma - arg) : strlen(arg);
+	if (len >= sizeof(num))
+		len = sizeof(num) - 1;
+	memcpy(num, arg, len);
+	num[len] = '\0';
+	if (cli_parse_uint(num, 1, MINIVMM_MAX_CPUS, &vm->ncpus))
+		return vmm_err_set(err, EINVAL, "--cpus: '%s' is not a number from 1 to %d", num,
+				   MINIVMM_MAX_CPUS);
+	if (!comma)
+		return 0;
+	if (strncmp(comma + 1, "pin=", 4) != 0)
+		return vmm_err_set(err, EINVAL, "--cpus: '%s' is not N or N,pin=LIST", arg);
+	struct vmm_err e = { 0 };
+	int n = cpulist_parse(comma + 5, vm->vcpu_cpus, MINIVMM_MAX_CPUS, &e);
+	if (n < 0)
+		return vmm_err_set(err, EINVAL, "--cpus pin: %s", e.msg);
+	vm->nr_vcpu_cpus = (unsigned)n;
+	if (vm->nr_vcpu_cpus < vm->ncpus)
+		return vmm_err_set(err, EINVAL, "--cpus pin: %u CPUs listed for %u vCPUs",
+				   vm->nr_vcpu_cpus, vm->ncpus);
+	return 0;
+}
+
 static int cli_apply(int opt, const char *arg, struct cli_options *o, struct vmm_err *err)
 {
 	switch (opt) {
@@ -112,9 +154,22 @@ static int cli_apply(int opt, const char *arg, struct cli_options *o, struct vmm
 		o->vm.cmdline = arg;
 		return 0;
 	case OPT_CPUS:
-		if (cli_parse_uint(arg, 1, MINIVMM_MAX_CPUS, &o->vm.ncpus))
-			return vmm_err_set(err, EINVAL, "--cpus: '%s' is not a number from 1 to %d",
-					   arg, MINIVMM_MAX_CPUS);
+		return cli_parse_cpus(arg, &o->vm, err);
+	case OPT_NET:
+		if (o->vm.nr_nets == MINIVMM_MAX_NETS)
+			return vmm_err_set(err, EINVAL, "--net: at most %d network devices", MINIVMM_MAX_NETS);
+		minivmm_net_config_init(&o->vm.net[o->vm.nr_nets]);
+		if (net_config_parse(arg, &o->vm.net[o->vm.nr_nets], err))
+			return -EINVAL;
+		o->vm.nr_nets++;
+		return 0;
+	case OPT_STATS:
+		if (!arg || strcmp(arg, "table") == 0)
+			o->stats = 1;
+		else if (strcmp(arg, "json") == 0)
+			o->stats = 2;
+		else
+			return vmm_err_set(err, EINVAL, "--stats: '%s' is not table or json", arg);
 		return 0;
 	case OPT_MEM:
 		if (cli_parse_size(arg, &o->vm.mem_size))

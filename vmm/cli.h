@@ -12,6 +12,7 @@ struct cli_options {
 	struct minivmm_config vm;
 	bool help;
 	bool version;
+	int stats;      /* 0 none, 1 table, 2 JSON: at exit and on SIGUSR1 */
 };
 
 /* The full grammar, printed by --help. */

@@ -14,6 +14,7 @@
 struct signal_watch {
 	struct minivmm *vm;
 	sigset_t set;
+	int stats;  /* --stats: 0 none, 1 table, 2 JSON */
 	int done;   /* set by main when the VM has stopped */
 };
 
@@ -29,6 +30,10 @@ static void *signal_watch_main(void *arg)
 			continue;
 		if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
 			return NULL;
+		if (sig == SIGUSR1) {
+			minivmm_print_stats(w->vm, stderr, w->stats == 2);
+			continue;
+		}
 		char reason[64];
 		snprintf(reason, sizeof(reason), "stopped by signal %d (%s)", sig, strsignal(sig));
 		minivmm_request_stop(w->vm, 128 + sig, reason);
@@ -68,6 +73,8 @@ int main(int argc, char **argv)
 	sigaddset(&watch.set, SIGINT);
 	sigaddset(&watch.set, SIGTERM);
 	sigaddset(&watch.set, SIGHUP);
+	sigaddset(&watch.set, SIGUSR1);
+	watch.stats = opts.stats;
 	pthread_sigmask(SIG_BLOCK, &watch.set, NULL);
 
 	char msg[512];
@@ -89,6 +96,9 @@ int main(int argc, char **argv)
 	if (*reason)
 		fprintf(stderr, "minivmm: %s%s (exit status %d)\n",
 			status == MINIVMM_EXIT_GUEST_CRASH ? "guest crashed: " : "", reason, status);
+
+	if (opts.stats)
+		minivmm_print_stats(vm, stdout, opts.stats == 2);
 
 	__atomic_store_n(&watch.done, 1, __ATOMIC_RELEASE);
 	pthread_kill(watcher, SIGTERM);

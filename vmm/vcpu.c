@@ -1,6 +1,7 @@
 #include "vmm/vcpu.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -211,7 +212,18 @@ static void *vcpu_thread_main(void *arg)
 
 int vcpu_start(struct vcpu *v, struct vmm_err *err)
 {
-	int rc = pthread_create(&v->thread, NULL, vcpu_thread_main, v);
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	const struct minivmm_config *cfg = &v->vm->cfg;
+	if (v->index < cfg->nr_vcpu_cpus) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(cfg->vcpu_cpus[v->index], &set);
+		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	}
+	int rc = pthread_create(&v->thread, &attr, vcpu_thread_main, v);
+	pthread_attr_destroy(&attr);
 	if (rc)
 		return vmm_err_sys(err, rc, "cannot start the thread of vCPU %u", v->index);
 	v->thread_started = true;

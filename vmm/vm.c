@@ -133,6 +133,11 @@ static int vm_check_config(const struct minivmm_config *cfg, struct vmm_err *err
 		return vmm_err_set(err, EINVAL, "guest memory must be at least 16M and a multiple of 2M");
 	if (cfg->serial == MINIVMM_SERIAL_FILE && (!cfg->serial_path || !*cfg->serial_path))
 		return vmm_err_set(err, EINVAL, "serial output file not given");
+	if (cfg->nr_nets > MINIVMM_MAX_NETS)
+		return vmm_err_set(err, EINVAL, "at most %d network devices", MINIVMM_MAX_NETS);
+	if (cfg->nr_vcpu_cpus && cfg->nr_vcpu_cpus < cfg->ncpus)
+		return vmm_err_set(err, EINVAL, "--cpus pin: %u CPUs listed for %u vCPUs",
+				   cfg->nr_vcpu_cpus, cfg->ncpus);
 	return 0;
 }
 
@@ -188,6 +193,43 @@ static int vm_add_legacy_devices(struct minivmm *vm, struct vmm_err *err)
 	return rc;
 }
 
+/* One virtio-mmio window and interrupt line per device, in order. */
+static int vm_add_net_devices(struct minivmm *vm, struct vmm_err *err)
+{
+	for (unsigned i = 0; i < vm->cfg.nr_nets; i++) {
+		if (i >= MINIVMM_VIRTIO_MAX_DEVICES)
+			return vmm_err_set(err, EINVAL, "at most %d network devices", MINIVMM_VIRTIO_MAX_DEVICES);
+		uint64_t base = MINIVMM_MMIO_BASE + i * MINIVMM_MMIO_WINDOW;
+		unsigned gsi = MINIVMM_VIRTIO_IRQ_BASE + i;
+		int rc = virtio_net_create(&vm->net[i], i, &vm->cfg.net[i], &vm->kvm, &vm->mem, base, gsi,
+					   &vm->events, err);
+		vm->nr_nets = i + 1;
+		if (rc)
+			return rc;
+		struct bus_device dev = virtio_mmio_bus_device(vm->net[i]->transport);
+		rc = bus_add(&vm->mmio_bus, base, MINIVMM_MMIO_WINDOW, &dev, err);
+		if (rc)
+			return rc;
+		char word[80];
+		virtio_mmio_cmdline_word(vm->net[i]->transport, word, sizeof(word));
+		rc = cmdline_append(&vm->cmdline, word, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+void minivmm_print_stats(struct minivmm *vm, FILE *out, int json)
+{
+	if (json)
+		fputs("{\"net\":[", out);
+	for (unsigned i = 0; i < vm->nr_nets; i++)
+		virtio_net_print_stats(vm->net[i], out, json, i == 0);
+	if (json)
+		fputs("]}\n", out);
+	fflush(out);
+}
+
 static int vm_load_kernel(struct minivmm *vm, struct boot_entry *entry, struct vmm_err *err)
 {
 	struct mapped_file kernel, initrd = { 0 };
@@ -204,7 +246,7 @@ static int vm_load_kernel(struct minivmm *vm, struct boot_entry *entry, struct v
 	struct boot_request req = {
 		.kernel = kernel.data, .kernel_size = kernel.size, .kernel_name = vm->cfg.kernel_path,
 		.initrd = initrd.data, .initrd_size = initrd.size,
-		.cmdline = vm->cfg.cmdline ? vm->cfg.cmdline : MINIVMM_DEFAULT_CMDLINE,
+		.cmdline = cmdline_str(&vm->cmdline),
 		.ncpus = vm->ncpus,
 	};
 	rc = boot_load(&vm->mem, &req, entry, err);
@@ -250,6 +292,11 @@ static int vm_build(struct minivmm *vm, struct vmm_err *err)
 		rc = kvm_map_guest_mem(&vm->kvm, &vm->mem, err);
 	if (rc == 0)
 		rc = vm_add_legacy_devices(vm, err);
+	cmdline_init(&vm->cmdline);
+	if (rc == 0)
+		rc = cmdline_append(&vm->cmdline, vm->cfg.cmdline ? vm->cfg.cmdline : MINIVMM_DEFAULT_CMDLINE, err);
+	if (rc == 0)
+		rc = vm_add_net_devices(vm, err);
 	struct boot_entry entry;
 	if (rc == 0)
 		rc = vm_load_kernel(vm, &entry, err);
@@ -336,6 +383,9 @@ void minivmm_destroy(struct minivmm *vm)
 				vcpu_destroy(&vm->vcpus[i]);
 		free(vm->vcpus);
 	}
+	/* Devices stop their workers before guest memory goes away. */
+	for (unsigned i = 0; i < vm->nr_nets; i++)
+		virtio_net_destroy(vm->net[i]);
 	serial_destroy(vm->serial);
 	if (vm->i8042.ev)
 		i8042_destroy(&vm->i8042);

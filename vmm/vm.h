@@ -10,6 +10,8 @@
 #include "devices/debug_ports.h"
 #include "devices/i8042.h"
 #include "devices/serial.h"
+#include "devices/virtio/net.h"
+#include "boot/cmdline.h"
 #include "minivmm.h"
 #include "vmm/guest_mem.h"
 #include "vmm/kvm.h"
@@ -29,6 +31,10 @@ struct minivmm {
 	int serial_file_fd;
 	struct i8042 i8042;
 	struct debug_ports debug_ports;
+
+	struct virtio_net *net[MINIVMM_MAX_NETS];
+	unsigned nr_nets;
+	struct cmdline cmdline;    /* the user's line plus device entries */
 
 	struct vcpu *vcpus;
 	unsigned ncpus;

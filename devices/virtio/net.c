@@ -1,0 +1,386 @@
+/* virtio-net: feature set, config space, activation on DRIVER_OK (virtqueues
+ * validated, queue pairs handed to workers), reset, VQ_PAIRS_SET. */
+#include "devices/virtio/net.h"
+
+#include <errno.h>
+#include <linux/virtio_config.h>
+#include <linux/virtio_net.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "net/tap.h"
+
+#define F(bit) (1ull << (bit))
+
+/* Everything this device offers; MQ only with several pairs. */
+static uint64_t vnet_offered_features(const struct virtio_net *n)
+{
+	uint64_t f = F(VIRTIO_F_VERSION_1) | F(VIRTIO_RING_F_EVENT_IDX) |
+		     F(VIRTIO_RING_F_INDIRECT_DESC) |
+		     F(VIRTIO_NET_F_MAC) | F(VIRTIO_NET_F_MTU) | F(VIRTIO_NET_F_STATUS) |
+		     F(VIRTIO_NET_F_CSUM) | F(VIRTIO_NET_F_GUEST_CSUM) |
+		     F(VIRTIO_NET_F_HOST_TSO4) | F(VIRTIO_NET_F_HOST_TSO6) | F(VIRTIO_NET_F_HOST_ECN) |
+		     F(VIRTIO_NET_F_GUEST_TSO4) | F(VIRTIO_NET_F_GUEST_TSO6) |
+		     F(VIRTIO_NET_F_GUEST_ECN) | F(VIRTIO_NET_F_MRG_RXBUF) |
+		     F(VIRTIO_NET_F_CTRL_VQ) | F(VIRTIO_NET_F_CTRL_RX) |
+		     F(VIRTIO_NET_F_CTRL_MAC_ADDR) | F(VIRTIO_NET_F_CTRL_GUEST_OFFLOADS);
+	if (n->nr_pairs > 1)
+		f |= F(VIRTIO_NET_F_MQ);
+	return f;
+}
+
+static uint64_t vnet_features(void *dev)
+{
+	return vnet_offered_features(dev);
+}
+
+/* ---- config space --------------------------------------------------------- */
+
+static void vnet_config_bytes(const struct virtio_net *n, struct virtio_net_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	memcpy(c->mac, n->mac, 6);
+	c->status = VIRTIO_NET_S_LINK_UP;
+	c->max_virtqueue_pairs = (uint16_t)n->nr_pairs;
+	c->mtu = n->mtu;
+}
+
+static void vnet_config_read(void *dev, uint32_t off, uint8_t *data, unsigned len)
+{
+	struct virtio_net *n = dev;
+	struct virtio_net_config c;
+	pthread_mutex_lock(&n->lock);
+	vnet_config_bytes(n, &c);
+	pthread_mutex_unlock(&n->lock);
+	if (off < sizeof(c) && len <= sizeof(c) - off)
+		memcpy(data, (uint8_t *)&c + off, len);
+}
+
+static void vnet_config_write(void *dev, uint32_t off, const uint8_t *data, unsigned len)
+{
+	/* VIRTIO 1.x: the MAC is written through the control queue
+	 * (CTRL_MAC_ADDR), never through config space. Ignore writes. */
+	(void)dev;
+	(void)off;
+	(void)data;
+	(void)len;
+}
+
+/* ---- rings, as the data path sees them ----------------------------------- */
+
+static int ring_pop(void *r, struct guest_chain *c) { return virtq_pop(r, c); }
+static void ring_push(void *r, uint16_t head, uint32_t len) { virtq_push(r, head, len); }
+static void ring_publish(void *r) { virtq_publish(r); }
+static bool ring_should_signal(void *r) { return virtq_should_signal(r); }
+static void ring_disable_kicks(void *r) { virtq_disable_kicks(r); }
+static bool ring_enable_kicks(void *r) { return virtq_enable_kicks(r); }
+static uint16_t ring_pending(void *r) { return virtq_pending(r); }
+static const char *ring_error(void *r) { return virtq_error_text(((struct virtq *)r)->error); }
+
+static bool vnet_rx_accept(void *opaque, const uint8_t *dst)
+{
+	struct virtio_net *n = opaque;
+	return vnet_filter_accepts(&n->filter, dst);
+}
+
+static const struct net_ring_ops vnet_ring_ops = {
+	.pop = ring_pop, .push = ring_push, .publish = ring_publish,
+	.should_signal = ring_should_signal, .disable_kicks = ring_disable_kicks,
+	.enable_kicks = ring_enable_kicks, .pending = ring_pending, .error = ring_error,
+};
+
+static void vnet_signal(void *opaque)
+{
+	struct virtio_net *n = opaque;
+	virtio_mmio_signal_used(n->transport);
+}
+
+static void vnet_fail(void *opaque, const char *why)
+{
+	struct virtio_net *n = opaque;
+	char line[320];
+	snprintf(line, sizeof(line), "net%u: guest ring error (%s): device needs reset", n->index, why);
+	vm_events_log(n->ev, line);
+	virtio_mmio_set_needs_reset(n->transport, why);
+}
+
+/* ---- activation ------------------------------------------------------------- */
+
+unsigned vnet_worker_of_pair(unsigned pair, unsigned pairs, unsigned threads)
+{
+	if (threads == 0 || threads >= pairs)
+		return pair;
+	/* Worker w gets pairs [w*pairs/threads, (w+1)*pairs/threads). */
+	return (unsigned)(((unsigned long)pair * threads) / pairs);
+}
+
+static uint32_t vnet_rx_frame_max(const struct virtio_net *n, uint64_t features)
+{
+	bool gso = features & (F(VIRTIO_NET_F_GUEST_TSO4) | F(VIRTIO_NET_F_GUEST_TSO6));
+	/* Ethernet header + VLAN tag + MTU, or a whole 64 KiB GSO frame. */
+	uint32_t frame = gso ? 65550 : 14 + 4 + n->mtu;
+	return (uint32_t)sizeof(struct virtio_net_hdr_v1) + frame;
+}
+
+static int vnet_setup_queue(struct virtio_net *n, unsigned q, uint64_t features,
+			    struct vmm_err *err)
+{
+	const struct virtio_queue_config *c = virtio_mmio_queue(n->transport, q);
+	if (!c->ready)
+		return vmm_err_set(err, EINVAL, "queue %u not ready at DRIVER_OK", q);
+	struct vmm_err e = { 0 };
+	if (virtq_init(&n->vq[q], n->mem, c->size, c->desc, c->driver, c->device,
+		       features & F(VIRTIO_RING_F_EVENT_IDX),
+		       features & F(VIRTIO_RING_F_INDIRECT_DESC), &e) < 0)
+		return vmm_err_set(err, EINVAL, "queue %u: %s", q, e.msg);
+	return 0;
+}
+
+static void vnet_setup_pair(struct virtio_net *n, unsigned p, uint64_t features)
+{
+	struct net_queue_pair *qp = &n->qp[p];
+	struct net_queue_stats kept = qp->stats;   /* counters survive a reset */
+	memset(qp, 0, sizeof(*qp));
+	qp->stats = kept;
+	qp->index = p;
+	qp->guest = &n->guest;
+	qp->rx = (struct net_ring){ .ring = &n->vq[vnet_rx_queue(p)],
+				    .kick_fd = n->transport->kick_fd[vnet_rx_queue(p)] };
+	qp->tx = (struct net_ring){ .ring = &n->vq[vnet_tx_queue(p)],
+				    .kick_fd = n->transport->kick_fd[vnet_tx_queue(p)] };
+	qp->fd = n->backend.fd[p];
+	qp->vnet_hdr_len = sizeof(struct virtio_net_hdr_v1);
+	qp->rx_frame_max = vnet_rx_frame_max(n, features);
+	qp->mrg_rxbuf = features & F(VIRTIO_NET_F_MRG_RXBUF);
+	qp->rx_ring_size = n->vq[vnet_rx_queue(p)].size;
+	qp->active = false;
+}
+
+static int vnet_start_workers(struct virtio_net *n, unsigned usable_pairs, struct vmm_err *err)
+{
+	unsigned threads = n->cfg.threads ? n->cfg.threads : usable_pairs;
+	if (threads > usable_pairs)
+		threads = usable_pairs;
+	for (unsigned w = 0; w < threads; w++) {
+		struct net_queue_pair *mine[VNET_MAX_PAIRS];
+		unsigned count = 0;
+		for (unsigned p = 0; p < usable_pairs; p++)
+			if (vnet_worker_of_pair(p, usable_pairs, n->cfg.threads ? threads : 0) == w)
+				mine[count++] = &n->qp[p];
+		struct net_worker_config wc = {
+			.engine = n->cfg.engine == MINIVMM_ENGINE_EPOLL ? NET_ENGINE_EPOLL : NET_ENGINE_URING,
+			.poll_us = n->cfg.poll_us,
+			.cpu = w < n->cfg.nr_cpus ? n->cfg.cpus[w] : -1,
+		};
+		if (threads == usable_pairs)
+			snprintf(wc.name, sizeof(wc.name), "net%u-q%u", n->index, w);
+		else
+			snprintf(wc.name, sizeof(wc.name), "net%u-w%u", n->index, w);
+		int rc = net_worker_start(&n->worker[w], &wc, mine, count, err);
+		if (rc)
+			return rc;
+		n->nr_workers = w + 1;
+	}
+	return 0;
+}
+
+static void vnet_stop_workers(struct virtio_net *n)
+{
+	for (unsigned w = 0; w < n->nr_workers; w++) {
+		net_worker_stop(n->worker[w]);
+		n->worker[w] = NULL;
+	}
+	n->nr_workers = 0;
+}
+
+/* Wake every worker so it notices a change of active pairs. A spurious
+ * kick on a TX queue is harmless: the worker just finds nothing new. */
+static void vnet_poke_workers(struct virtio_net *n)
+{
+	uint64_t one = 1;
+	for (unsigned p = 0; p < n->nr_pairs; p++)
+		if (write(n->qp[p].tx.kick_fd, &one, sizeof(one)) < 0) {
+		}
+}
+
+int vnet_set_active_pairs(struct virtio_net *n, unsigned k)
+{
+	if (k < 1 || k > n->nr_pairs)
+		return -EINVAL;
+	/* Steer the backend first, so no frame lands on a pair being shut. */
+	for (unsigned p = 0; p < n->nr_pairs; p++) {
+		struct vmm_err e = { 0 };
+		if (n->backend.ops->set_queue_active(&n->backend, p, p < k, &e) < 0) {
+			char line[320];
+			snprintf(line, sizeof(line), "net%u: queue %u: %s", n->index, p, e.msg);
+			vm_events_log(n->ev, line);
+		}
+		__atomic_store_n(&n->qp[p].active, p < k && n->activated, __ATOMIC_RELEASE);
+	}
+	n->active_pairs = k;
+	if (n->activated)
+		vnet_poke_workers(n);
+	return 0;
+}
+
+static int vnet_activate_locked(struct virtio_net *n, uint64_t features, struct vmm_err *err)
+{
+	unsigned pairs = (features & F(VIRTIO_NET_F_MQ)) ? n->nr_pairs : 1;
+	bool ctrl = features & F(VIRTIO_NET_F_CTRL_VQ);
+	int rc = 0;
+	for (unsigned p = 0; p < pairs && rc == 0; p++) {
+		rc = vnet_setup_queue(n, vnet_rx_queue(p), features, err);
+		if (rc == 0)
+			rc = vnet_setup_queue(n, vnet_tx_queue(p), features, err);
+	}
+	if (rc == 0 && ctrl)
+		rc = vnet_setup_queue(n, vnet_ctrl_queue(n->nr_pairs), features, err);
+	if (rc)
+		return rc;
+
+	rc = n->backend.ops->set_offload(&n->backend, tap_offloads_from_features(features), err);
+	if (rc)
+		return rc;
+	n->features = features;
+	for (unsigned p = 0; p < pairs; p++)
+		vnet_setup_pair(n, p, features);
+	rc = vnet_start_workers(n, pairs, err);
+	if (rc == 0 && ctrl)
+		rc = vnet_ctrl_start(n, err);
+	if (rc) {
+		vnet_ctrl_stop(n);
+		vnet_stop_workers(n);
+		return rc;
+	}
+	n->activated = true;
+	/* After DRIVER_OK (and after every reset) only the first pair carries
+	 * traffic until VQ_PAIRS_SET says otherwise (spec 5.1.6.5.5). */
+	vnet_set_active_pairs(n, 1);
+	return 0;
+}
+
+static int vnet_activate(void *dev, uint64_t features, struct vmm_err *err)
+{
+	struct virtio_net *n = dev;
+	pthread_mutex_lock(&n->lock);
+	int rc = vnet_activate_locked(n, features, err);
+	pthread_mutex_unlock(&n->lock);
+	return rc;
+}
+
+static void vnet_reset(void *dev)
+{
+	struct virtio_net *n = dev;
+	/* The control thread takes n->lock for VQ_PAIRS_SET: stop it first. */
+	vnet_ctrl_stop(n);
+	pthread_mutex_lock(&n->lock);
+	vnet_stop_workers(n);
+	n->activated = false;
+	n->features = 0;
+	vnet_set_active_pairs(n, 1);
+	memset(&n->filter, 0, sizeof(n->filter));
+	n->filter.promisc = true;   /* until the driver configures filtering */
+	pthread_mutex_unlock(&n->lock);
+}
+
+static const struct virtio_device_ops vnet_ops = {
+	.device_id = 1,   /* VIRTIO_ID_NET */
+	.features = vnet_features,
+	.config_read = vnet_config_read,
+	.config_write = vnet_config_write,
+	.activate = vnet_activate,
+	.reset = vnet_reset,
+};
+
+/* ---- creation ----------------------------------------------------------------- */
+
+/* A locally administered MAC that stays the same for the same interface
+ * name and device index across runs (FNV-1a of both). */
+static void vnet_stable_mac(const char *ifname, unsigned index, uint8_t mac[6])
+{
+	uint32_t h = 2166136261u;
+	for (const char *p = ifname; *p; p++)
+		h = (h ^ (uint8_t)*p) * 16777619u;
+	h = (h ^ index) * 16777619u;
+	mac[0] = 0x02;   /* locally administered, unicast */
+	mac[1] = 0x4d;   /* 'M' */
+	mac[2] = (uint8_t)(h >> 24);
+	mac[3] = (uint8_t)(h >> 16);
+	mac[4] = (uint8_t)(h >> 8);
+	mac[5] = (uint8_t)h;
+}
+
+int virtio_net_create(struct virtio_net **out, unsigned index, const struct minivmm_net_config *cfg,
+		      struct kvm *kvm, const struct guest_mem *mem, uint64_t mmio_base,
+		      unsigned gsi, const struct vm_events *ev, struct vmm_err *err)
+{
+	*out = NULL;
+	if (cfg->backend != MINIVMM_NET_TAP)
+		return vmm_err_set(err, ENOTSUP, "net%u: the packet backend is not available yet", index);
+	struct virtio_net *n = calloc(1, sizeof(*n));
+	if (!n)
+		return vmm_err_set(err, ENOMEM, "out of memory for net%u", index);
+	pthread_mutex_init(&n->lock, NULL);
+	n->index = index;
+	n->cfg = *cfg;
+	n->mem = mem;
+	n->ev = ev;
+	n->nr_pairs = cfg->queues;
+	n->mtu = (uint16_t)cfg->mtu;
+	n->ctrl_stop_fd = -1;
+	n->filter.promisc = true;
+	n->guest = (struct net_guest){ .ops = &vnet_ring_ops, .opaque = n,
+				       .signal = vnet_signal, .fail = vnet_fail,
+				       .rx_accept = vnet_rx_accept };
+	for (unsigned q = 0; q < NET_BACKEND_MAX_QUEUES; q++)
+		n->backend.fd[q] = -1;
+	*out = n;
+
+	n->backend.ops = &tap_backend_ops;
+	n->backend.nr_queues = cfg->queues;
+	snprintf(n->backend.ifname, sizeof(n->backend.ifname), "%s", cfg->ifname);
+	int rc = n->backend.ops->open(&n->backend, err);
+	if (rc)
+		return rc;
+	if (cfg->mac_set)
+		memcpy(n->mac, cfg->mac, 6);
+	else
+		vnet_stable_mac(n->backend.ifname, index, n->mac);
+	memcpy(n->filter.mac, n->mac, 6);
+
+	n->ctrl_stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (n->ctrl_stop_fd < 0)
+		return vmm_err_sys(err, errno, "eventfd for net%u's control queue", index);
+	unsigned queues = 2 * n->nr_pairs + 1;
+	rc = virtio_mmio_create(&n->transport, kvm, mmio_base, gsi, queues,
+				(uint16_t)cfg->queue_size, &vnet_ops, n, err);
+	if (rc)
+		return rc;
+	/* Until the guest negotiates MQ only the first pair is steered to. */
+	vnet_set_active_pairs(n, 1);
+	char line[160];
+	snprintf(line, sizeof(line), "net%u: %s %s%s, %u queue pair%s, MAC %02x:%02x:%02x:%02x:%02x:%02x",
+		 index, n->backend.ops->kind, n->backend.ifname, n->backend.created ? " (created)" : "",
+		 n->nr_pairs, n->nr_pairs > 1 ? "s" : "", n->mac[0], n->mac[1], n->mac[2], n->mac[3],
+		 n->mac[4], n->mac[5]);
+	vm_events_log(ev, line);
+	return 0;
+}
+
+void virtio_net_destroy(struct virtio_net *n)
+{
+	if (!n)
+		return;
+	if (n->transport)
+		virtio_mmio_destroy(n->transport);   /* resets the device first */
+	else
+		vnet_reset(n);
+	if (n->backend.ops)
+		n->backend.ops->close(&n->backend);
+	if (n->ctrl_stop_fd >= 0)
+		close(n->ctrl_stop_fd);
+	pthread_mutex_destroy(&n->lock);
+	free(n);
+}

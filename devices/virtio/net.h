@@ -1,0 +1,93 @@
+/* virtio-net device: features, config space, control queue, and the queue
+ * pairs it hands to net/ workers on DRIVER_OK. */
+#ifndef MINIVMM_DEVICES_VIRTIO_NET_H
+#define MINIVMM_DEVICES_VIRTIO_NET_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "devices/virtio/mmio.h"
+#include "devices/virtio/queue.h"
+#include "minivmm.h"
+#include "net/backend.h"
+#include "net/queue_pair.h"
+#include "net/worker.h"
+#include "vmm/vm_events.h"
+
+#define VNET_MAX_PAIRS MINIVMM_MAX_QUEUE_PAIRS
+#define VNET_MAX_QUEUES (2 * VNET_MAX_PAIRS + 1)
+#define VNET_MAC_TABLE_MAX 64
+
+/* RX filtering state from the control queue. Changed by the control thread,
+ * read by workers for every frame: guarded by a sequence counter. */
+struct vnet_rx_filter {
+	unsigned seq;
+	bool promisc, allmulti, alluni, nomulti, nouni, nobcast;
+	uint8_t mac[6];
+	unsigned nr_uc, nr_mc;
+	uint8_t uc[VNET_MAC_TABLE_MAX][6], mc[VNET_MAC_TABLE_MAX][6];
+};
+
+struct virtio_net {
+	unsigned index;                    /* net0, net1, ... */
+	struct minivmm_net_config cfg;
+	const struct guest_mem *mem;
+	const struct vm_events *ev;
+	struct virtio_mmio *transport;
+	struct net_backend backend;
+
+	pthread_mutex_t lock;              /* activation, pairs, offloads */
+	uint64_t features;                 /* acked, valid while activated */
+	bool activated;
+	unsigned nr_pairs;                 /* = cfg.queues */
+	unsigned active_pairs;
+	uint8_t mac[6];
+	uint16_t mtu;
+
+	struct virtq vq[VNET_MAX_QUEUES];
+	struct net_queue_pair qp[VNET_MAX_PAIRS];
+	struct net_guest guest;
+	struct net_worker *worker[VNET_MAX_PAIRS];
+	unsigned nr_workers;
+
+	struct vnet_rx_filter filter;
+
+	/* Control queue, served by its own thread off the data path. */
+	pthread_t ctrl_thread;
+	bool ctrl_running;
+	int ctrl_stop_fd;
+	uint64_t ctrl_commands, ctrl_errors;
+};
+
+int virtio_net_create(struct virtio_net **out, unsigned index, const struct minivmm_net_config *cfg,
+		      struct kvm *kvm, const struct guest_mem *mem, uint64_t mmio_base,
+		      unsigned gsi, const struct vm_events *ev, struct vmm_err *err);
+void virtio_net_destroy(struct virtio_net *n);
+
+/* Queue index layout (spec 5.1.2): rx0, tx0, rx1, tx1, ..., ctrl. */
+static inline unsigned vnet_rx_queue(unsigned pair) { return 2 * pair; }
+static inline unsigned vnet_tx_queue(unsigned pair) { return 2 * pair + 1; }
+static inline unsigned vnet_ctrl_queue(unsigned nr_pairs) { return 2 * nr_pairs; }
+
+/* Which worker serves queue pair `pair` when `threads` workers share
+ * `pairs` pairs (threads = 0: one per pair). Pairs are dealt out in order,
+ * so worker w serves a contiguous, balanced range. */
+unsigned vnet_worker_of_pair(unsigned pair, unsigned pairs, unsigned threads);
+
+/* VQ_PAIRS_SET: activate pairs [0, k), detach the rest from the backend.
+ * Returns 0 or -EINVAL for k out of range. */
+int vnet_set_active_pairs(struct virtio_net *n, unsigned k);
+
+/* Per-queue statistics. */
+void virtio_net_print_stats(struct virtio_net *n, FILE *out, bool json, bool first);
+
+/* The control-queue thread (net_ctrl.c). */
+int vnet_ctrl_start(struct virtio_net *n, struct vmm_err *err);
+void vnet_ctrl_stop(struct virtio_net *n);
+
+/* RX filter decision for a frame's destination MAC (net_ctrl.c). */
+bool vnet_filter_accepts(struct vnet_rx_filter *f, const uint8_t *dst);
+
+#endif

@@ -1,0 +1,272 @@
+/* virtio-net control queue (spec 5.1.6.5), served by its own thread so a
+ * slow command never stalls a data worker: RX mode, MAC table and address,
+ * multiqueue pairs, guest offloads. And the RX filter those commands set. */
+#include <errno.h>
+#include <linux/virtio_net.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "devices/virtio/net.h"
+#include "net/tap.h"
+
+#define CTRL_MAX_COMMAND 4096   /* bytes of one command (header + data) */
+
+/* ---- RX filter --------------------------------------------------------- */
+
+static void filter_begin_write(struct vnet_rx_filter *f)
+{
+	__atomic_add_fetch(&f->seq, 1, __ATOMIC_SEQ_CST);
+}
+
+static void filter_end_write(struct vnet_rx_filter *f)
+{
+	__atomic_add_fetch(&f->seq, 1, __ATOMIC_SEQ_CST);
+}
+
+static bool mac_in(const uint8_t (*table)[6], unsigned n, const uint8_t *mac)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (memcmp(table[i], mac, 6) == 0)
+			return true;
+	return false;
+}
+
+static bool filter_decide(const struct vnet_rx_filter *f, const uint8_t *dst)
+{
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	if (f->promisc)
+		return true;
+	if (memcmp(dst, bcast, 6) == 0)
+		return !f->nobcast;
+	if (dst[0] & 1)
+		return !f->nomulti && (f->allmulti || mac_in(f->mc, f->nr_mc, dst));
+	return !f->nouni && (f->alluni || memcmp(dst, f->mac, 6) == 0 || mac_in(f->uc, f->nr_uc, dst));
+}
+
+bool vnet_filter_accepts(struct vnet_rx_filter *f, const uint8_t *dst)
+{
+	/* Sequence counter: retry if the control thread changed the filter
+	 * while we looked (odd = write in progress). */
+	for (;;) {
+		unsigned s = __atomic_load_n(&f->seq, __ATOMIC_ACQUIRE);
+		if (s & 1)
+			continue;
+		bool ok = filter_decide(f, dst);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&f->seq, __ATOMIC_RELAXED) == s)
+			return ok;
+	}
+}
+
+/* ---- commands ------------------------------------------------------------- */
+
+static uint8_t ctrl_rx_mode(struct virtio_net *n, uint8_t cmd, const uint8_t *data, size_t len)
+{
+	if (len != 1)
+		return VIRTIO_NET_ERR;
+	bool on = data[0] != 0;
+	struct vnet_rx_filter *f = &n->filter;
+	filter_begin_write(f);
+	uint8_t ack = VIRTIO_NET_OK;
+	switch (cmd) {
+	case VIRTIO_NET_CTRL_RX_PROMISC: f->promisc = on; break;
+	case VIRTIO_NET_CTRL_RX_ALLMULTI: f->allmulti = on; break;
+	/* The next four belong to CTRL_RX_EXTRA, which we do not offer. */
+	default: ack = VIRTIO_NET_ERR; break;
+	}
+	filter_end_write(f);
+	return ack;
+}
+
+/* Two tables back to back: { le32 entries; u8 macs[entries][6]; } x 2. */
+static int ctrl_parse_mac_table(const uint8_t *data, size_t len, size_t *off, uint8_t (*out)[6],
+				unsigned *count)
+{
+	uint32_t entries;
+	if (len - *off < 4)
+		return -1;
+	memcpy(&entries, data + *off, 4);
+	*off += 4;
+	if (entries > VNET_MAC_TABLE_MAX || (size_t)entries * 6 > len - *off)
+		return -1;
+	memcpy(out, data + *off, (size_t)entries * 6);
+	*off += (size_t)entries * 6;
+	*count = entries;
+	return 0;
+}
+
+static uint8_t ctrl_mac(struct virtio_net *n, uint8_t cmd, const uint8_t *data, size_t len)
+{
+	struct vnet_rx_filter *f = &n->filter;
+	if (cmd == VIRTIO_NET_CTRL_MAC_ADDR_SET) {
+		if (len != 6 || (data[0] & 1))
+			return VIRTIO_NET_ERR;
+		pthread_mutex_lock(&n->lock);
+		memcpy(n->mac, data, 6);
+		pthread_mutex_unlock(&n->lock);
+		filter_begin_write(f);
+		memcpy(f->mac, data, 6);
+		filter_end_write(f);
+		return VIRTIO_NET_OK;
+	}
+	if (cmd != VIRTIO_NET_CTRL_MAC_TABLE_SET)
+		return VIRTIO_NET_ERR;
+	uint8_t uc[VNET_MAC_TABLE_MAX][6], mc[VNET_MAC_TABLE_MAX][6];
+	unsigned nr_uc, nr_mc;
+	size_t off = 0;
+	if (ctrl_parse_mac_table(data, len, &off, uc, &nr_uc) < 0 ||
+	    ctrl_parse_mac_table(data, len, &off, mc, &nr_mc) < 0 || off != len)
+		return VIRTIO_NET_ERR;
+	filter_begin_write(f);
+	memcpy(f->uc, uc, sizeof(uc));
+	memcpy(f->mc, mc, sizeof(mc));
+	f->nr_uc = nr_uc;
+	f->nr_mc = nr_mc;
+	filter_end_write(f);
+	return VIRTIO_NET_OK;
+}
+
+static uint8_t ctrl_mq(struct virtio_net *n, uint8_t cmd, const uint8_t *data, size_t len)
+{
+	if (cmd != VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET || len != 2)
+		return VIRTIO_NET_ERR;
+	uint16_t pairs;
+	memcpy(&pairs, data, 2);
+	pthread_mutex_lock(&n->lock);
+	bool mq = n->features & (1ull << VIRTIO_NET_F_MQ);
+	int rc = mq ? vnet_set_active_pairs(n, pairs) : -EINVAL;
+	pthread_mutex_unlock(&n->lock);
+	return rc == 0 ? VIRTIO_NET_OK : VIRTIO_NET_ERR;
+}
+
+static uint8_t ctrl_offloads(struct virtio_net *n, uint8_t cmd, const uint8_t *data, size_t len)
+{
+	const uint64_t guest_bits = (1ull << VIRTIO_NET_F_GUEST_CSUM) |
+				    (1ull << VIRTIO_NET_F_GUEST_TSO4) |
+				    (1ull << VIRTIO_NET_F_GUEST_TSO6) |
+				    (1ull << VIRTIO_NET_F_GUEST_ECN) | (1ull << VIRTIO_NET_F_GUEST_UFO);
+	if (cmd != VIRTIO_NET_CTRL_GUEST_OFFLOADS_SET || len != 8)
+		return VIRTIO_NET_ERR;
+	uint64_t want;
+	memcpy(&want, data, 8);
+	pthread_mutex_lock(&n->lock);
+	uint8_t ack = VIRTIO_NET_ERR;
+	/* Only offloads that are GUEST_* bits and were negotiated. */
+	if (!(want & ~(n->features & guest_bits))) {
+		struct vmm_err e = { 0 };
+		if (n->backend.ops->set_offload(&n->backend, tap_offloads_from_features(want), &e) == 0)
+			ack = VIRTIO_NET_OK;
+	}
+	pthread_mutex_unlock(&n->lock);
+	return ack;
+}
+
+static uint8_t ctrl_dispatch(struct virtio_net *n, const uint8_t *cmd, size_t len)
+{
+	if (len < sizeof(struct virtio_net_ctrl_hdr))
+		return VIRTIO_NET_ERR;
+	const uint8_t *data = cmd + 2;
+	size_t dlen = len - 2;
+	switch (cmd[0]) {
+	case VIRTIO_NET_CTRL_RX: return ctrl_rx_mode(n, cmd[1], data, dlen);
+	case VIRTIO_NET_CTRL_MAC: return ctrl_mac(n, cmd[1], data, dlen);
+	case VIRTIO_NET_CTRL_MQ: return ctrl_mq(n, cmd[1], data, dlen);
+	case VIRTIO_NET_CTRL_GUEST_OFFLOADS: return ctrl_offloads(n, cmd[1], data, dlen);
+	default: return VIRTIO_NET_ERR;
+	}
+}
+
+/* Gather the readable part of a chain (header + data) into buf. */
+static size_t ctrl_gather(const struct guest_chain *c, uint8_t *buf, size_t size)
+{
+	size_t off = 0;
+	for (unsigned i = 0; i < c->nr_readable; i++) {
+		size_t take = c->iov[i].iov_len;
+		if (take > size - off)
+			return SIZE_MAX;
+		memcpy(buf + off, c->iov[i].iov_base, take);
+		off += take;
+	}
+	return off;
+}
+
+/* Serve every pending command. Returns false if the ring is broken. */
+static bool ctrl_serve(struct virtio_net *n, struct virtq *q)
+{
+	struct guest_chain c;
+	uint8_t cmd[CTRL_MAX_COMMAND];
+	int rc;
+	while ((rc = virtq_pop(q, &c)) > 0) {
+		size_t len = ctrl_gather(&c, cmd, sizeof(cmd));
+		uint8_t ack = len == SIZE_MAX ? VIRTIO_NET_ERR : ctrl_dispatch(n, cmd, len);
+		n->ctrl_commands++;
+		if (ack != VIRTIO_NET_OK)
+			n->ctrl_errors++;
+		uint32_t written = 0;
+		if (c.nr_writable) {
+			*(uint8_t *)guest_chain_writable(&c)[0].iov_base = ack;
+			written = 1;
+		}
+		virtq_push(q, c.head, written);
+	}
+	virtq_publish(q);
+	if (virtq_should_signal(q))
+		virtio_mmio_signal_used(n->transport);
+	if (rc < 0) {
+		char line[160];
+		snprintf(line, sizeof(line), "net%u: control queue: %s", n->index, virtq_error_text(q->error));
+		vm_events_log(n->ev, line);
+		virtio_mmio_set_needs_reset(n->transport, virtq_error_text(q->error));
+		return false;
+	}
+	return true;
+}
+
+static void *ctrl_thread_main(void *arg)
+{
+	struct virtio_net *n = arg;
+	char name[16];
+	snprintf(name, sizeof(name), "net%u-ctrl", n->index);
+	pthread_setname_np(pthread_self(), name);
+	struct virtq *q = &n->vq[vnet_ctrl_queue(n->nr_pairs)];
+	int kick = n->transport->kick_fd[vnet_ctrl_queue(n->nr_pairs)];
+	bool ok = ctrl_serve(n, q);   /* commands queued before we started */
+	while (ok) {
+		struct pollfd fds[2] = { { .fd = n->ctrl_stop_fd, .events = POLLIN },
+					 { .fd = kick, .events = POLLIN } };
+		if (poll(fds, 2, -1) < 0)
+			continue;
+		if (fds[0].revents)
+			break;
+		uint64_t v;
+		if (read(kick, &v, sizeof(v)) < 0)
+			continue;
+		ok = ctrl_serve(n, q);
+	}
+	return NULL;
+}
+
+int vnet_ctrl_start(struct virtio_net *n, struct vmm_err *err)
+{
+	int rc = pthread_create(&n->ctrl_thread, NULL, ctrl_thread_main, n);
+	if (rc)
+		return vmm_err_sys(err, rc, "cannot start net%u's control thread", n->index);
+	n->ctrl_running = true;
+	return 0;
+}
+
+void vnet_ctrl_stop(struct virtio_net *n)
+{
+	if (!n->ctrl_running)
+		return;
+	uint64_t one = 1, v;
+	if (write(n->ctrl_stop_fd, &one, sizeof(one)) < 0) {
+	}
+	pthread_join(n->ctrl_thread, NULL);
+	/* Leave the eventfd at zero for the next start. */
+	if (read(n->ctrl_stop_fd, &v, sizeof(v)) < 0) {
+	}
+	n->ctrl_running = false;
+}

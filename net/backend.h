@@ -1,0 +1,37 @@
+/* Backends behind the data path: where a queue pair's frames come from and
+ * go to. Both engines use a backend the same way: one fd per queue pair,
+ * speaking virtio_net_hdr_v1-prefixed frames. */
+#ifndef MINIVMM_NET_BACKEND_H
+#define MINIVMM_NET_BACKEND_H
+
+#include <net/if.h>
+#include <stdbool.h>
+
+#include "vmm/error.h"
+
+#define NET_BACKEND_MAX_QUEUES 16
+
+struct net_backend;
+
+struct net_backend_ops {
+	const char *kind;   /* "tap", "packet" */
+	/* Open one fd per queue; ifname may be "" for "pick one". */
+	int (*open)(struct net_backend *b, struct vmm_err *err);
+	/* Offloads the guest takes in (TAP_OFFLOAD_* bits). */
+	int (*set_offload)(struct net_backend *b, unsigned offloads, struct vmm_err *err);
+	/* Steer traffic to this queue or away from it (VQ_PAIRS_SET). */
+	int (*set_queue_active)(struct net_backend *b, unsigned q, bool active, struct vmm_err *err);
+	void (*close)(struct net_backend *b);
+};
+
+struct net_backend {
+	const struct net_backend_ops *ops;
+	char ifname[IFNAMSIZ];
+	bool created;            /* we created the interface (it goes away with us) */
+	unsigned nr_queues;
+	int fd[NET_BACKEND_MAX_QUEUES];
+};
+
+extern const struct net_backend_ops tap_backend_ops;
+
+#endif

@@ -1,0 +1,78 @@
+/* Engine-independent bookkeeping of one queue pair's data path: which guest
+ * RX chains are held and for which read, how a completed read becomes used
+ * buffers (num_buffers with MRG_RXBUF), TX chains, notification suppression
+ * and when the guest must be interrupted. The io_uring and epoll engines
+ * differ only in how they issue the reads and writes. */
+#ifndef MINIVMM_NET_DATAPATH_H
+#define MINIVMM_NET_DATAPATH_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "net/queue_pair.h"
+
+#define DP_READ_MAX_CHAINS 64                    /* chains one read may span */
+#define DP_READ_MAX_IOV    (DP_READ_MAX_CHAINS + 1)
+#define DP_DISCARD_BYTES   65536                 /* tail for frames too big for the buffers */
+
+/* One receive operation: the chains it owns and the iovecs to read into.
+ * The last iovec is a shared discard tail, so a frame larger than the
+ * buffers is still taken whole from the backend (and then dropped, counted)
+ * instead of being truncated silently. */
+struct dp_read {
+	uint16_t slot[DP_READ_MAX_CHAINS];
+	unsigned nr_chains;
+	struct iovec iov[DP_READ_MAX_IOV];
+	unsigned nr_iov;
+	uint32_t capacity;                       /* bytes of guest buffers in iov */
+};
+
+struct dp_queue {
+	struct net_queue_pair *qp;
+	const struct net_ring_ops *ops;
+	uint8_t *discard;                        /* DP_DISCARD_BYTES, shared per worker */
+
+	/* RX chains popped from the guest, indexed by slot. */
+	struct guest_chain *rx_chain;
+	uint16_t *rx_free;                       /* slots holding unused chains */
+	unsigned rx_nr_free;
+	uint16_t *rx_empty;                      /* slots with no chain */
+	unsigned rx_nr_empty;
+	unsigned rx_reads_inflight;
+	bool rx_waiting_kick;                    /* RX stopped until the guest adds buffers */
+
+	bool tx_waiting_kick;
+	bool rx_dirty, tx_dirty;                 /* used entries pushed, not yet published */
+	bool broken;
+};
+
+int dp_queue_init(struct dp_queue *q, struct net_queue_pair *qp, uint8_t *discard);
+void dp_queue_destroy(struct dp_queue *q);
+
+/* Fill *r with guest RX buffers for one read. Returns 1 when ready, 0 when
+ * the guest has no buffers (RX kicks are then enabled: resume on the RX
+ * kick) or waiting for more is better, -1 if the ring is broken. */
+int dp_rx_prepare(struct dp_queue *q, struct dp_read *r);
+
+/* A read finished with `n` bytes (or -errno): turn it into used buffers,
+ * give unused chains back to the pool. */
+void dp_rx_complete(struct dp_queue *q, struct dp_read *r, ssize_t n);
+
+/* Next TX chain: 1, 0 when the ring is empty (TX kicks enabled), -1 broken. */
+int dp_tx_pop(struct dp_queue *q, struct guest_chain *c);
+
+/* A TX chain was written (n bytes or -errno): return it to the guest. */
+void dp_tx_complete(struct dp_queue *q, const struct guest_chain *c, ssize_t n);
+
+/* Called when a kick arrived on the RX / TX eventfd. */
+void dp_rx_kicked(struct dp_queue *q);
+void dp_tx_kicked(struct dp_queue *q);
+
+/* Publish pushed used entries. Returns true if the guest asked to be
+ * interrupted for them (the caller signals once per device per loop). */
+bool dp_flush(struct dp_queue *q);
+
+/* Give back every chain held (device reset): used with length 0. */
+void dp_rx_release_all(struct dp_queue *q);
+
+#endif

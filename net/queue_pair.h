@@ -1,0 +1,79 @@
+/* The data path's view of one virtio-net queue pair.
+ *
+ * A worker in net/ moves frames between a backend file descriptor (a tap
+ * queue, a packet socket) and the guest's rings. It sees rings only through
+ * struct net_ring_ops, filled in by the device, so net/ never includes
+ * devices/ (the same data path could serve an out-of-process backend). */
+#ifndef MINIVMM_NET_QUEUE_PAIR_H
+#define MINIVMM_NET_QUEUE_PAIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmm/guest_chain.h"
+
+/* How the data path works a guest ring (a virtqueue, device side). */
+struct net_ring_ops {
+	int (*pop)(void *ring, struct guest_chain *chain);        /* 1, 0 empty, -1 broken */
+	void (*push)(void *ring, uint16_t head, uint32_t len);
+	void (*publish)(void *ring);
+	bool (*should_signal)(void *ring);
+	void (*disable_kicks)(void *ring);
+	bool (*enable_kicks)(void *ring);                          /* true: work arrived */
+	uint16_t (*pending)(void *ring);                           /* chains not yet popped */
+	const char *(*error)(void *ring);                          /* why it is broken */
+};
+
+struct net_ring {
+	void *ring;
+	int kick_fd;     /* eventfd the guest's notifications arrive on */
+};
+
+/* Per-device services shared by all its queue pairs. */
+struct net_guest {
+	const struct net_ring_ops *ops;
+	void *opaque;
+	void (*signal)(void *opaque);                 /* interrupt the guest (used buffers) */
+	void (*fail)(void *opaque, const char *why);  /* ring broken: device needs reset */
+	/* RX filter (promiscuous mode, MAC tables): deliver a frame for dst? */
+	bool (*rx_accept)(void *opaque, const uint8_t *dst_mac);
+};
+
+/* Counters. Written only by the worker serving the pair (plain stores of
+ * aligned 64-bit values), read by anyone: a reader sees each counter whole. */
+struct net_queue_stats {
+	uint64_t rx_frames, rx_bytes;
+	uint64_t tx_frames, tx_bytes;
+	uint64_t rx_kicks, tx_kicks;
+	uint64_t irqs;             /* interrupts requested for this pair */
+	uint64_t rx_no_buffer;     /* times RX stopped for lack of guest buffers */
+	uint64_t rx_dropped;       /* frames larger than the buffers they were read into */
+	uint64_t rx_filtered;      /* frames the guest's RX filter did not want */
+	uint64_t tx_errors, rx_errors;
+	uint64_t backend_drops;    /* counted by the backend (packet socket) */
+};
+
+struct net_queue_pair {
+	unsigned index;
+	struct net_ring rx, tx;
+	const struct net_guest *guest;
+	int fd;                    /* backend fd for this pair */
+	uint32_t vnet_hdr_len;     /* 12: struct virtio_net_hdr_v1, both directions */
+	uint32_t rx_frame_max;     /* header + largest frame the backend may deliver */
+	bool mrg_rxbuf;            /* a frame may span several RX chains */
+	uint16_t rx_ring_size;     /* chains the guest can post at most */
+	bool active;               /* carries traffic (VQ_PAIRS_SET); atomic */
+	struct net_queue_stats stats;
+};
+
+/* Bump a counter owned by the calling worker. */
+#define NET_STAT_ADD(qp, field, n) \
+	__atomic_store_n(&(qp)->stats.field, (qp)->stats.field + (n), __ATOMIC_RELAXED)
+
+static inline bool net_qp_active(const struct net_queue_pair *qp)
+{
+	return __atomic_load_n(&qp->active, __ATOMIC_ACQUIRE);
+}
+
+#endif

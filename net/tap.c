@@ -1,0 +1,197 @@
+#include "net/tap.h"
+
+#include "net/backend.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/if_tun.h>
+#include <linux/virtio_net.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#define TAP_VNET_HDR_LEN 12   /* struct virtio_net_hdr_v1 */
+
+/* The flags an existing tap was created with, from sysfs; -1 if there is
+ * no such interface. */
+static long tap_existing_flags(const char *name)
+{
+	char path[96];
+	snprintf(path, sizeof(path), "/sys/class/net/%s/tun_flags", name);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	long flags = -1;
+	if (fscanf(f, "%li", &flags) != 1)
+		flags = -1;
+	fclose(f);
+	return flags;
+}
+
+static int tap_check_existing(const char *name, bool multi_queue, struct vmm_err *err)
+{
+	if (!*name)
+		return 0;
+	char path[96];
+	snprintf(path, sizeof(path), "/sys/class/net/%s", name);
+	if (access(path, F_OK) != 0)
+		return 0;   /* will be created */
+	long flags = tap_existing_flags(name);
+	if (flags < 0)
+		return vmm_err_set(err, EINVAL, "'%s' exists and is not a tap device", name);
+	if (!(flags & IFF_TAP))
+		return vmm_err_set(err, EINVAL, "'%s' is a tun (layer 3) device, not a tap", name);
+	bool is_mq = flags & IFF_MULTI_QUEUE;
+	if (is_mq != multi_queue)
+		return vmm_err_set(err, EINVAL,
+				   "tap '%s' was created %s IFF_MULTI_QUEUE; %s (recreate it with 'ip tuntap add %s mode tap%s')",
+				   name, is_mq ? "with" : "without",
+				   multi_queue ? "several queues need a multiqueue tap"
+					       : "one queue needs a single-queue tap",
+				   name, multi_queue ? " multi_queue" : "");
+	return 0;
+}
+
+int tap_open_queue(const char *name, bool multi_queue, char *name_out, struct vmm_err *err)
+{
+	if (strlen(name) >= IFNAMSIZ)
+		return vmm_err_set(err, EINVAL, "tap name '%s' is longer than %d characters", name,
+				   IFNAMSIZ - 1);
+	int rc = tap_check_existing(name, multi_queue, err);
+	if (rc)
+		return rc;
+	int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		return vmm_err_sys(err, e, "cannot open /dev/net/tun%s",
+				   e == EACCES || e == EPERM ? " (needs root or CAP_NET_ADMIN)" : "");
+	}
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR | (multi_queue ? IFF_MULTI_QUEUE : 0);
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", *name ? name : "mvmtap%d");
+	if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
+		int e = errno;
+		close(fd);
+		if (e == EPERM || e == EACCES)
+			return vmm_err_set(err, e, "no permission to use tap '%s' (needs CAP_NET_ADMIN, or a tap owned by this user)",
+					   *name ? name : "(new)");
+		if (e == EBUSY)
+			return vmm_err_set(err, e, "tap '%s' is already in use by another process", name);
+		return vmm_err_sys(err, e, "cannot attach to tap '%s'", *name ? name : "(new)");
+	}
+	int hdr = TAP_VNET_HDR_LEN;
+	if (ioctl(fd, TUNSETVNETHDRSZ, &hdr) < 0) {
+		int e = errno;
+		close(fd);
+		return vmm_err_sys(err, e, "TUNSETVNETHDRSZ on tap '%s'", ifr.ifr_name);
+	}
+	if (name_out)
+		snprintf(name_out, IFNAMSIZ, "%s", ifr.ifr_name);
+	return fd;
+}
+
+int tap_set_offload(int fd, unsigned offloads, struct vmm_err *err)
+{
+	unsigned flags = 0;
+	if (offloads & TAP_OFFLOAD_CSUM) {
+		flags |= TUN_F_CSUM;
+		/* Segmentation offloads need checksum offload underneath. */
+		if (offloads & TAP_OFFLOAD_TSO4)
+			flags |= TUN_F_TSO4;
+		if (offloads & TAP_OFFLOAD_TSO6)
+			flags |= TUN_F_TSO6;
+		if ((offloads & TAP_OFFLOAD_ECN) && (flags & (TUN_F_TSO4 | TUN_F_TSO6)))
+			flags |= TUN_F_TSO_ECN;
+	}
+	if (ioctl(fd, TUNSETOFFLOAD, (unsigned long)flags) < 0)
+		return vmm_err_sys(err, errno, "TUNSETOFFLOAD 0x%x", flags);
+	return 0;
+}
+
+int tap_set_queue_attached(int fd, bool attached, struct vmm_err *err)
+{
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	ifr.ifr_flags = attached ? IFF_ATTACH_QUEUE : IFF_DETACH_QUEUE;
+	if (ioctl(fd, TUNSETQUEUE, &ifr) < 0)
+		return vmm_err_sys(err, errno, "TUNSETQUEUE %s", attached ? "attach" : "detach");
+	return 0;
+}
+
+unsigned tap_offloads_from_features(unsigned long long f)
+{
+	unsigned o = 0;
+	if (f & (1ull << VIRTIO_NET_F_GUEST_CSUM))
+		o |= TAP_OFFLOAD_CSUM;
+	if (f & (1ull << VIRTIO_NET_F_GUEST_TSO4))
+		o |= TAP_OFFLOAD_TSO4;
+	if (f & (1ull << VIRTIO_NET_F_GUEST_TSO6))
+		o |= TAP_OFFLOAD_TSO6;
+	if (f & (1ull << VIRTIO_NET_F_GUEST_ECN))
+		o |= TAP_OFFLOAD_ECN;
+	return o;
+}
+
+/* ---- as a backend -------------------------------------------------------- */
+
+static void tap_backend_close(struct net_backend *b)
+{
+	for (unsigned q = 0; q < b->nr_queues; q++) {
+		if (b->fd[q] >= 0)
+			close(b->fd[q]);
+		b->fd[q] = -1;
+	}
+}
+
+static int tap_backend_open(struct net_backend *b, struct vmm_err *err)
+{
+	bool multi = b->nr_queues > 1;
+	bool existed = false;
+	if (*b->ifname) {
+		char path[96];
+		snprintf(path, sizeof(path), "/sys/class/net/%s", b->ifname);
+		existed = access(path, F_OK) == 0;
+	}
+	for (unsigned q = 0; q < b->nr_queues; q++)
+		b->fd[q] = -1;
+	for (unsigned q = 0; q < b->nr_queues; q++) {
+		/* The first open names the tap; the others join it. */
+		int fd = tap_open_queue(b->ifname, multi, b->ifname, err);
+		if (fd < 0) {
+			tap_backend_close(b);
+			return fd;
+		}
+		b->fd[q] = fd;
+	}
+	b->created = !existed;
+	return 0;
+}
+
+static int tap_backend_set_offload(struct net_backend *b, unsigned offloads, struct vmm_err *err)
+{
+	/* One setting for the whole interface; any queue's fd will do. */
+	return tap_set_offload(b->fd[0], offloads, err);
+}
+
+static int tap_backend_set_queue_active(struct net_backend *b, unsigned q, bool active,
+					struct vmm_err *err)
+{
+	if (b->nr_queues < 2)
+		return 0;   /* a single-queue tap cannot detach its only queue */
+	int rc = tap_set_queue_attached(b->fd[q], active, err);
+	/* Attaching an attached queue (or detaching a detached one) is EINVAL. */
+	if (rc == -EINVAL)
+		rc = 0;
+	return rc;
+}
+
+const struct net_backend_ops tap_backend_ops = {
+	.kind = "tap",
+	.open = tap_backend_open,
+	.set_offload = tap_backend_set_offload,
+	.set_queue_active = tap_backend_set_queue_active,
+	.close = tap_backend_close,
+};

@@ -1,0 +1,166 @@
+/* Worker threads: creation, naming, pinning, stopping, usage figures. */
+#include "net/worker.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+static void *net_worker_main(void *arg)
+{
+	struct net_worker *w = arg;
+	pthread_setname_np(pthread_self(), w->cfg.name);
+	__atomic_store_n(&w->tid, (int)gettid(), __ATOMIC_RELEASE);
+	int rc = w->cfg.engine == NET_ENGINE_EPOLL ? net_worker_run_epoll(w) : net_worker_run_uring(w);
+	(void)rc;   /* w->error says why; the device reports it */
+	/* Keep the thread's totals: /proc forgets it once it is joined. */
+	struct rusage ru;
+	if (getrusage(RUSAGE_THREAD, &ru) == 0) {
+		w->final_usage.cpu_ns = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+					(uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
+		w->final_usage.voluntary_switches = (uint64_t)ru.ru_nvcsw;
+		w->final_usage.involuntary_switches = (uint64_t)ru.ru_nivcsw;
+	}
+	__atomic_store_n(&w->finished, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static int net_worker_pin(struct net_worker *w, pthread_attr_t *attr, struct vmm_err *err)
+{
+	if (w->cfg.cpu < 0)
+		return 0;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(w->cfg.cpu, &set);
+	int rc = pthread_attr_setaffinity_np(attr, sizeof(set), &set);
+	if (rc)
+		return vmm_err_sys(err, rc, "cannot pin %s to CPU %d", w->cfg.name, w->cfg.cpu);
+	return 0;
+}
+
+int net_worker_start(struct net_worker **out, const struct net_worker_config *cfg,
+		     struct net_queue_pair **qps, unsigned nr_qps, struct vmm_err *err)
+{
+	*out = NULL;
+	if (nr_qps == 0 || nr_qps > NET_WORKER_MAX_QPS)
+		return vmm_err_set(err, EINVAL, "a worker serves 1 to %d queue pairs", NET_WORKER_MAX_QPS);
+	struct net_worker *w = calloc(1, sizeof(*w));
+	if (!w)
+		return vmm_err_set(err, ENOMEM, "out of memory for a queue worker");
+	w->cfg = *cfg;
+	w->nr_qps = nr_qps;
+	w->stop_fd = eventfd(0, EFD_CLOEXEC);
+	w->discard = malloc(DP_DISCARD_BYTES);
+	if (w->stop_fd < 0 || !w->discard) {
+		net_worker_stop(w);
+		return vmm_err_set(err, ENOMEM, "cannot set up queue worker %s", cfg->name);
+	}
+	for (unsigned i = 0; i < nr_qps; i++) {
+		w->qp[i] = qps[i];
+		if (dp_queue_init(&w->dp[i], qps[i], w->discard) < 0) {
+			w->nr_qps = i;
+			net_worker_stop(w);
+			return vmm_err_set(err, ENOMEM, "out of memory for queue pair %u", qps[i]->index);
+		}
+	}
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	/* Workers need little stack; keep the VMM's footprint small. */
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	int rc = net_worker_pin(w, &attr, err);
+	if (rc == 0) {
+		rc = pthread_create(&w->thread, &attr, net_worker_main, w);
+		if (rc)
+			rc = vmm_err_sys(err, rc, "cannot start queue worker %s", cfg->name);
+	}
+	pthread_attr_destroy(&attr);
+	if (rc) {
+		net_worker_stop(w);
+		return rc;
+	}
+	w->started = true;
+	*out = w;
+	return 0;
+}
+
+void net_worker_stop(struct net_worker *w)
+{
+	if (!w)
+		return;
+	if (w->started) {
+		uint64_t one = 1;
+		if (write(w->stop_fd, &one, sizeof(one)) < 0) {
+			/* eventfd writes fail only on overflow: already signalled */
+		}
+		pthread_join(w->thread, NULL);
+	}
+	for (unsigned i = 0; i < w->nr_qps; i++)
+		dp_queue_destroy(&w->dp[i]);
+	if (w->stop_fd >= 0)
+		close(w->stop_fd);
+	free(w->discard);
+	free(w);
+}
+
+void net_worker_signal(struct net_worker *w, const bool *want)
+{
+	const struct net_guest *done[NET_WORKER_MAX_QPS];
+	unsigned nr_done = 0;
+	for (unsigned i = 0; i < w->nr_qps; i++) {
+		if (!want[i])
+			continue;
+		NET_STAT_ADD(w->qp[i], irqs, 1);
+		const struct net_guest *g = w->qp[i]->guest;
+		bool seen = false;
+		for (unsigned j = 0; j < nr_done; j++)
+			seen |= done[j] == g;
+		if (seen)
+			continue;   /* one interrupt line per device: signal it once */
+		done[nr_done++] = g;
+		g->signal(g->opaque);
+	}
+}
+
+static uint64_t read_status_field(int tid, const char *field)
+{
+	char path[64], line[128];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	uint64_t v = 0;
+	size_t flen = strlen(field);
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, field, flen) == 0 && line[flen] == ':') {
+			v = strtoull(line + flen + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+void net_worker_usage(const struct net_worker *w, struct net_worker_usage *u)
+{
+	memset(u, 0, sizeof(*u));
+	int tid = __atomic_load_n(&w->tid, __ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&w->finished, __ATOMIC_ACQUIRE)) {
+		u->cpu_ns = w->final_usage.cpu_ns;
+		u->voluntary_switches = w->final_usage.voluntary_switches;
+		u->involuntary_switches = w->final_usage.involuntary_switches;
+		return;
+	}
+	if (!w->started || tid == 0)
+		return;
+	clockid_t clk;
+	struct timespec ts;
+	if (pthread_getcpuclockid(w->thread, &clk) == 0 && clock_gettime(clk, &ts) == 0)
+		u->cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	u->voluntary_switches = read_status_field(tid, "voluntary_ctxt_switches");
+	u->involuntary_switches = read_status_field(tid, "nonvoluntary_ctxt_switches");
+}

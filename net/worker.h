@@ -1,0 +1,70 @@
+/* Queue workers: threads that run the data path of one or more queue
+ * pairs, with an io_uring loop (default) or a plain epoll loop (the
+ * baseline the benchmark compares against). */
+#ifndef MINIVMM_NET_WORKER_H
+#define MINIVMM_NET_WORKER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "net/datapath.h"
+#include "net/queue_pair.h"
+#include "vmm/error.h"
+
+enum net_engine {
+	NET_ENGINE_URING,
+	NET_ENGINE_EPOLL,
+};
+
+struct net_worker_config {
+	enum net_engine engine;
+	unsigned poll_us;      /* busy-poll this long before blocking (0: never) */
+	int cpu;               /* pin to this host CPU, -1 for no pinning */
+	char name[16];         /* thread name, e.g. "net0-q3" */
+};
+
+#define NET_WORKER_MAX_QPS 16
+
+struct net_worker {
+	struct net_worker_config cfg;
+	struct net_queue_pair *qp[NET_WORKER_MAX_QPS];
+	struct dp_queue dp[NET_WORKER_MAX_QPS];
+	unsigned nr_qps;
+	uint8_t *discard;       /* DP_DISCARD_BYTES, shared by this worker's queues */
+	int stop_fd;            /* eventfd: leave the loop */
+	pthread_t thread;
+	bool started;
+	int tid;                /* for /proc statistics */
+	bool finished;          /* the loop has ended; final_usage is valid */
+	struct net_worker_usage_final {
+		uint64_t cpu_ns, voluntary_switches, involuntary_switches;
+	} final_usage;
+	char error[160];        /* why the loop ended early, if it did */
+};
+
+/* Start a worker thread serving `qps`. */
+int net_worker_start(struct net_worker **out, const struct net_worker_config *cfg,
+		     struct net_queue_pair **qps, unsigned nr_qps, struct vmm_err *err);
+
+/* Stop: cancel outstanding I/O (no guest memory is written afterwards),
+ * join and free. NULL is fine. */
+void net_worker_stop(struct net_worker *w);
+
+/* CPU time (ns) and context switches of the worker thread so far. */
+struct net_worker_usage {
+	uint64_t cpu_ns;
+	uint64_t voluntary_switches;
+	uint64_t involuntary_switches;
+};
+void net_worker_usage(const struct net_worker *w, struct net_worker_usage *u);
+
+/* Engines: run until stop_fd fires. Return 0, or -errno with w->error set. */
+int net_worker_run_uring(struct net_worker *w);
+int net_worker_run_epoll(struct net_worker *w);
+
+/* Signal each device whose queues asked for an interrupt, once. Used by
+ * both engines after publishing. want[i] corresponds to w->qp[i]. */
+void net_worker_signal(struct net_worker *w, const bool *want);
+
+#endif

@@ -1,0 +1,186 @@
+/* The epoll engine: the baseline the benchmark compares io_uring against.
+ * Same data path (datapath.c), plain system calls: readv/writev per frame on
+ * a non-blocking backend fd, epoll for kicks and backend readiness. */
+#include "net/worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+enum ev_kind { EV_STOP = 1, EV_RX_KICK, EV_TX_KICK, EV_BACKEND };
+
+static uint64_t ev_pack(enum ev_kind k, unsigned qp) { return ((uint64_t)k << 32) | qp; }
+
+struct epoll_loop {
+	struct net_worker *w;
+	int epfd;
+	bool backend_polled[NET_WORKER_MAX_QPS];   /* EPOLLIN on the backend fd */
+	bool stopping;
+};
+
+static int ep_add(struct epoll_loop *l, int fd, uint32_t events, uint64_t tag)
+{
+	struct epoll_event ev = { .events = events, .data.u64 = tag };
+	return epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+/* Watch the backend only while there are guest buffers to read into:
+ * otherwise frames stay queued in the kernel until the RX kick. */
+static void ep_poll_backend(struct epoll_loop *l, unsigned i, bool on)
+{
+	if (l->backend_polled[i] == on)
+		return;
+	struct epoll_event ev = { .events = on ? EPOLLIN : 0, .data.u64 = ev_pack(EV_BACKEND, i) };
+	epoll_ctl(l->epfd, EPOLL_CTL_MOD, l->w->qp[i]->fd, &ev);
+	l->backend_polled[i] = on;
+}
+
+static void ep_tx(struct epoll_loop *l, unsigned i)
+{
+	struct dp_queue *dp = &l->w->dp[i];
+	struct guest_chain c;
+	while (dp_tx_pop(dp, &c) > 0) {
+		ssize_t n = writev(dp->qp->fd, c.iov, c.nr_readable);
+		dp_tx_complete(dp, &c, n < 0 ? -errno : n);
+	}
+}
+
+static void ep_rx(struct epoll_loop *l, unsigned i)
+{
+	struct dp_queue *dp = &l->w->dp[i];
+	struct dp_read r;
+	for (;;) {
+		int rc = dp_rx_prepare(dp, &r);
+		if (rc <= 0) {
+			ep_poll_backend(l, i, false);
+			return;
+		}
+		ssize_t n = readv(dp->qp->fd, r.iov, (int)r.nr_iov);
+		int e = errno;
+		dp_rx_complete(dp, &r, n < 0 ? -e : n);
+		if (n < 0) {
+			ep_poll_backend(l, i, true);
+			return;   /* EAGAIN: nothing more queued */
+		}
+	}
+}
+
+static void ep_drain_eventfd(int fd)
+{
+	uint64_t v;
+	if (read(fd, &v, sizeof(v)) < 0) {
+		/* spurious wake-up: nothing to clear */
+	}
+}
+
+static void ep_handle(struct epoll_loop *l, const struct epoll_event *ev)
+{
+	enum ev_kind kind = (enum ev_kind)(ev->data.u64 >> 32);
+	unsigned i = (unsigned)ev->data.u64;
+	switch (kind) {
+	case EV_STOP:
+		l->stopping = true;
+		break;
+	case EV_RX_KICK:
+		ep_drain_eventfd(l->w->qp[i]->rx.kick_fd);
+		dp_rx_kicked(&l->w->dp[i]);
+		break;
+	case EV_TX_KICK:
+		ep_drain_eventfd(l->w->qp[i]->tx.kick_fd);
+		dp_tx_kicked(&l->w->dp[i]);
+		break;
+	case EV_BACKEND:
+		break;   /* ep_rx reads on the next pass */
+	}
+}
+
+static void ep_flush(struct epoll_loop *l)
+{
+	bool want[NET_WORKER_MAX_QPS] = { false };
+	bool any = false;
+	for (unsigned i = 0; i < l->w->nr_qps; i++) {
+		want[i] = dp_flush(&l->w->dp[i]);
+		any |= want[i];
+	}
+	if (any)
+		net_worker_signal(l->w, want);
+}
+
+static int ep_setup(struct epoll_loop *l, struct net_worker *w)
+{
+	memset(l, 0, sizeof(*l));
+	l->w = w;
+	l->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (l->epfd < 0)
+		return -errno;
+	if (ep_add(l, w->stop_fd, EPOLLIN, ev_pack(EV_STOP, 0)) < 0)
+		return -errno;
+	for (unsigned i = 0; i < w->nr_qps; i++) {
+		struct net_queue_pair *qp = w->qp[i];
+		fcntl(qp->fd, F_SETFL, fcntl(qp->fd, F_GETFL) | O_NONBLOCK);
+		if (ep_add(l, qp->rx.kick_fd, EPOLLIN, ev_pack(EV_RX_KICK, i)) < 0 ||
+		    ep_add(l, qp->tx.kick_fd, EPOLLIN, ev_pack(EV_TX_KICK, i)) < 0 ||
+		    ep_add(l, qp->fd, 0, ev_pack(EV_BACKEND, i)) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+static int ep_timeout_ms(const struct net_worker *w)
+{
+	return w->cfg.poll_us ? 0 : -1;
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000ull + (uint64_t)ts.tv_nsec / 1000;
+}
+
+int net_worker_run_epoll(struct net_worker *w)
+{
+	struct epoll_loop l;
+	int rc = ep_setup(&l, w);
+	if (rc < 0) {
+		snprintf(w->error, sizeof(w->error), "epoll setup: %s", strerror(-rc));
+		if (l.epfd >= 0)
+			close(l.epfd);
+		return rc;
+	}
+	uint64_t idle_since = now_us();
+	while (!l.stopping) {
+		for (unsigned i = 0; i < w->nr_qps; i++) {
+			if (!net_qp_active(w->qp[i])) {
+				ep_poll_backend(&l, i, false);
+				continue;
+			}
+			ep_tx(&l, i);
+			ep_rx(&l, i);
+		}
+		ep_flush(&l);
+		struct epoll_event ev[16];
+		/* Busy-poll for poll_us after the last event, then block. */
+		int timeout = ep_timeout_ms(w);
+		if (timeout == 0 && now_us() - idle_since > w->cfg.poll_us)
+			timeout = -1;
+		int n = epoll_wait(l.epfd, ev, 16, timeout);
+		if (n < 0 && errno != EINTR) {
+			snprintf(w->error, sizeof(w->error), "epoll_wait: %s", strerror(errno));
+			rc = -errno;
+			break;
+		}
+		if (n > 0)
+			idle_since = now_us();
+		for (int k = 0; k < n; k++)
+			ep_handle(&l, &ev[k]);
+	}
+	ep_flush(&l);
+	close(l.epfd);
+	return rc;
+}

@@ -1,0 +1,307 @@
+/* The io_uring engine. One loop serves every queue pair of the worker:
+ *  - TX: drain the avail ring, one writev SQE per frame straight from guest
+ *    memory, all submitted with one io_uring_enter; tap writes complete
+ *    inline, so their CQEs are reaped in the same iteration;
+ *  - RX: keep up to URING_RX_READS readv SQEs posted into guest buffers;
+ *    each completes when a frame arrives;
+ *  - kicks: one read SQE on each kick eventfd.
+ * After reaping, used rings are published and each device is interrupted
+ * at most once per iteration. */
+#include "net/worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define URING_ENTRIES   512
+#define URING_RX_READS  32     /* reads posted per queue pair */
+#define URING_TX_BATCH  64     /* writes in flight per queue pair */
+
+enum op_type { OP_RX_READ = 1, OP_TX_WRITE, OP_RX_KICK, OP_TX_KICK, OP_STOP, OP_CANCEL };
+
+/* user_data: type | queue pair | slot */
+static uint64_t op_pack(enum op_type t, unsigned qp, unsigned slot)
+{
+	return ((uint64_t)t << 48) | ((uint64_t)qp << 32) | slot;
+}
+static enum op_type op_type_of(uint64_t d) { return (enum op_type)(d >> 48); }
+static unsigned op_qp(uint64_t d) { return (unsigned)(d >> 32) & 0xffff; }
+static unsigned op_slot(uint64_t d) { return (unsigned)d; }
+
+struct uring_qp {
+	struct dp_read read[URING_RX_READS];
+	uint16_t read_free[URING_RX_READS];
+	unsigned nr_read_free;
+	struct guest_chain tx[URING_TX_BATCH];
+	uint16_t tx_free[URING_TX_BATCH];
+	unsigned nr_tx_free;
+	uint64_t rx_kick_buf, tx_kick_buf;
+	bool was_active;
+};
+
+struct uring_loop {
+	struct net_worker *w;
+	struct io_uring ring;
+	struct uring_qp q[NET_WORKER_MAX_QPS];
+	uint64_t stop_buf;
+	unsigned outstanding;     /* SQEs submitted or queued, not yet completed */
+	bool stopping;
+};
+
+static struct io_uring_sqe *loop_sqe(struct uring_loop *l)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&l->ring);
+	if (!sqe) {
+		io_uring_submit(&l->ring);   /* SQ full: flush and retry */
+		sqe = io_uring_get_sqe(&l->ring);
+	}
+	if (sqe)
+		l->outstanding++;
+	return sqe;
+}
+
+static void arm_read_u64(struct uring_loop *l, int fd, uint64_t *buf, uint64_t tag)
+{
+	struct io_uring_sqe *sqe = loop_sqe(l);
+	if (!sqe)
+		return;
+	io_uring_prep_read(sqe, fd, buf, sizeof(*buf), 0);
+	io_uring_sqe_set_data64(sqe, tag);
+}
+
+/* Pull every TX frame the guest has made available into writev SQEs. */
+static void uring_tx(struct uring_loop *l, unsigned i)
+{
+	struct uring_qp *uq = &l->q[i];
+	struct dp_queue *dp = &l->w->dp[i];
+	while (uq->nr_tx_free) {
+		uint16_t slot = uq->tx_free[uq->nr_tx_free - 1];
+		struct guest_chain *c = &uq->tx[slot];
+		if (dp_tx_pop(dp, c) <= 0)
+			return;
+		struct io_uring_sqe *sqe = loop_sqe(l);
+		if (!sqe) {
+			dp_tx_complete(dp, c, -EAGAIN);
+			return;
+		}
+		uq->nr_tx_free--;
+		io_uring_prep_writev(sqe, dp->qp->fd, c->iov, c->nr_readable, 0);
+		io_uring_sqe_set_data64(sqe, op_pack(OP_TX_WRITE, i, slot));
+	}
+}
+
+/* Keep reads posted while the guest has buffers. */
+static void uring_rx(struct uring_loop *l, unsigned i)
+{
+	struct uring_qp *uq = &l->q[i];
+	struct dp_queue *dp = &l->w->dp[i];
+	while (uq->nr_read_free) {
+		uint16_t slot = uq->read_free[uq->nr_read_free - 1];
+		struct dp_read *r = &uq->read[slot];
+		if (dp_rx_prepare(dp, r) <= 0)
+			return;
+		struct io_uring_sqe *sqe = loop_sqe(l);
+		if (!sqe) {
+			dp_rx_complete(dp, r, -EAGAIN);
+			return;
+		}
+		uq->nr_read_free--;
+		io_uring_prep_readv(sqe, dp->qp->fd, r->iov, r->nr_iov, 0);
+		io_uring_sqe_set_data64(sqe, op_pack(OP_RX_READ, i, slot));
+	}
+}
+
+/* A pair that VQ_PAIRS_SET turned off: take back its posted reads. */
+static void uring_deactivate(struct uring_loop *l, unsigned i)
+{
+	struct uring_qp *uq = &l->q[i];
+	for (unsigned s = 0; s < URING_RX_READS; s++) {
+		bool free_slot = false;
+		for (unsigned k = 0; k < uq->nr_read_free; k++)
+			free_slot |= uq->read_free[k] == s;
+		if (free_slot)
+			continue;
+		struct io_uring_sqe *sqe = loop_sqe(l);
+		if (!sqe)
+			return;
+		io_uring_prep_cancel64(sqe, op_pack(OP_RX_READ, i, s), 0);
+		io_uring_sqe_set_data64(sqe, op_pack(OP_CANCEL, i, s));
+	}
+}
+
+static void uring_complete(struct uring_loop *l, struct io_uring_cqe *cqe)
+{
+	uint64_t d = io_uring_cqe_get_data64(cqe);
+	unsigned i = op_qp(d), slot = op_slot(d);
+	struct uring_qp *uq = &l->q[i];
+	struct dp_queue *dp = &l->w->dp[i];
+	l->outstanding--;
+	switch (op_type_of(d)) {
+	case OP_RX_READ:
+		dp_rx_complete(dp, &uq->read[slot], cqe->res);
+		uq->read_free[uq->nr_read_free++] = (uint16_t)slot;
+		break;
+	case OP_TX_WRITE:
+		dp_tx_complete(dp, &uq->tx[slot], cqe->res);
+		uq->tx_free[uq->nr_tx_free++] = (uint16_t)slot;
+		break;
+	case OP_RX_KICK:
+		dp_rx_kicked(dp);
+		if (!l->stopping)
+			arm_read_u64(l, dp->qp->rx.kick_fd, &uq->rx_kick_buf, op_pack(OP_RX_KICK, i, 0));
+		break;
+	case OP_TX_KICK:
+		dp_tx_kicked(dp);
+		if (!l->stopping)
+			arm_read_u64(l, dp->qp->tx.kick_fd, &uq->tx_kick_buf, op_pack(OP_TX_KICK, i, 0));
+		break;
+	case OP_STOP:
+		l->stopping = true;
+		break;
+	case OP_CANCEL:
+		break;
+	}
+}
+
+static void uring_reap(struct uring_loop *l)
+{
+	struct io_uring_cqe *cqe;
+	unsigned head, n = 0;
+	io_uring_for_each_cqe(&l->ring, head, cqe) {
+		uring_complete(l, cqe);
+		n++;
+	}
+	io_uring_cq_advance(&l->ring, n);
+}
+
+static void uring_flush(struct uring_loop *l)
+{
+	bool want[NET_WORKER_MAX_QPS] = { false };
+	bool any = false;
+	for (unsigned i = 0; i < l->w->nr_qps; i++) {
+		want[i] = dp_flush(&l->w->dp[i]);
+		any |= want[i];
+	}
+	if (any)
+		net_worker_signal(l->w, want);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Busy-poll window: look for completions or new TX frames for poll_us
+ * before sleeping in the kernel. */
+static void uring_poll_briefly(struct uring_loop *l)
+{
+	uint64_t end = now_ns() + (uint64_t)l->w->cfg.poll_us * 1000;
+	while (now_ns() < end) {
+		if (io_uring_cq_ready(&l->ring))
+			return;
+		for (unsigned i = 0; i < l->w->nr_qps; i++) {
+			struct net_queue_pair *qp = l->w->qp[i];
+			if (net_qp_active(qp) && qp->guest->ops->pending(qp->tx.ring))
+				return;
+		}
+		__builtin_ia32_pause();
+	}
+}
+
+static void uring_service(struct uring_loop *l)
+{
+	for (unsigned i = 0; i < l->w->nr_qps; i++) {
+		bool active = net_qp_active(l->w->qp[i]);
+		if (!active) {
+			if (l->q[i].was_active)
+				uring_deactivate(l, i);
+			l->q[i].was_active = false;
+			continue;
+		}
+		l->q[i].was_active = true;
+		uring_tx(l, i);
+		uring_rx(l, i);
+	}
+}
+
+static int uring_setup(struct uring_loop *l, struct net_worker *w)
+{
+	memset(l, 0, sizeof(*l));
+	l->w = w;
+	int rc = io_uring_queue_init(URING_ENTRIES, &l->ring, 0);
+	if (rc < 0) {
+		snprintf(w->error, sizeof(w->error), "io_uring_queue_init: %s", strerror(-rc));
+		return rc;
+	}
+	for (unsigned i = 0; i < w->nr_qps; i++) {
+		struct uring_qp *uq = &l->q[i];
+		for (unsigned s = 0; s < URING_RX_READS; s++)
+			uq->read_free[uq->nr_read_free++] = (uint16_t)s;
+		for (unsigned s = 0; s < URING_TX_BATCH; s++)
+			uq->tx_free[uq->nr_tx_free++] = (uint16_t)s;
+		/* Blocking backend fd: a posted read waits for a frame. */
+		int fd = w->qp[i]->fd;
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		arm_read_u64(l, w->qp[i]->rx.kick_fd, &uq->rx_kick_buf, op_pack(OP_RX_KICK, i, 0));
+		arm_read_u64(l, w->qp[i]->tx.kick_fd, &uq->tx_kick_buf, op_pack(OP_TX_KICK, i, 0));
+	}
+	arm_read_u64(l, w->stop_fd, &l->stop_buf, op_pack(OP_STOP, 0, 0));
+	return 0;
+}
+
+/* Cancel everything and wait for it: after this no read can land in guest
+ * memory, which the guest may reuse after a reset. */
+static void uring_drain(struct uring_loop *l)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&l->ring);
+	if (sqe) {
+		io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
+		io_uring_sqe_set_data64(sqe, op_pack(OP_CANCEL, 0, 0));
+		l->outstanding++;
+	}
+	while (l->outstanding) {
+		struct io_uring_cqe *cqe;
+		if (io_uring_submit_and_wait(&l->ring, 1) < 0 && errno != EINTR)
+			break;
+		if (io_uring_peek_cqe(&l->ring, &cqe) == 0)
+			uring_reap(l);
+	}
+}
+
+int net_worker_run_uring(struct net_worker *w)
+{
+	struct uring_loop *l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	int rc = uring_setup(l, w);
+	if (rc < 0) {
+		free(l);
+		return rc;
+	}
+	while (!l->stopping) {
+		uring_service(l);
+		if (w->cfg.poll_us && !io_uring_cq_ready(&l->ring)) {
+			io_uring_submit(&l->ring);
+			uring_poll_briefly(l);
+		}
+		rc = io_uring_submit_and_wait(&l->ring, 1);
+		if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
+			snprintf(w->error, sizeof(w->error), "io_uring_submit_and_wait: %s", strerror(-rc));
+			break;
+		}
+		uring_reap(l);
+		uring_flush(l);
+	}
+	l->stopping = true;
+	uring_drain(l);
+	uring_flush(l);
+	io_uring_queue_exit(&l->ring);
+	free(l);
+	return rc < 0 && rc != -EINTR ? rc : 0;
+}
