@@ -1,7 +1,7 @@
 # Network-namespace helpers for the network integration tests (bash; source
 # this file). Every namespace created here is recorded in a registry file
 # shared by this shell and its subshells, so `ns=$(...)`-style calls and
-# tests run in subshells are cleaned up too:
+# namespaces made by tests run in subshells are cleaned up too:
 #
 #   netns_create NS                    # sets $NS to a fresh name, lo up
 #   trap netns_cleanup EXIT            # always: deletes every namespace made here
@@ -26,7 +26,7 @@ _netns_err() {
 }
 
 # netns_create [VAR]: create a namespace with a unique name, bring lo up and
-# store the name in VAR (default NETNS). Also prints nothing.
+# store the name in VAR (default NETNS). Prints nothing.
 netns_create() {
 	local var=${1:-NETNS} i name
 	for ((i = 0; i < 1000; i++)); do
@@ -35,7 +35,7 @@ netns_create() {
 		[ -e "/run/netns/$name" ] && continue
 		# `ip netns add` refuses an existing name, so two shells never share one.
 		ip netns add "$name" 2> /dev/null || continue
-		echo "$name" >> "$NETNS_REGISTRY"
+		echo "$name $BASHPID" >> "$NETNS_REGISTRY"
 		ip -n "$name" link set lo up ||
 			_netns_err "cannot bring up lo in $name" || return 1
 		printf -v "$var" '%s' "$name"
@@ -118,17 +118,39 @@ netns_delete() {
 		_netns_err "cannot delete $ns"
 }
 
-# netns_cleanup: delete every namespace created through this registry.
-# Safe to call twice and from a trap; always returns 0.
+# _netns_is_ancestor PID: true if PID is a parent, grandparent, ... of this shell.
+_netns_is_ancestor() {
+	local p=$BASHPID _c _s ppid
+	while [ "$p" -gt 1 ] 2> /dev/null; do
+		read -r _c _c _s ppid _c < "/proc/$p/stat" 2> /dev/null || return 1
+		[ "$ppid" = "$1" ] && return 0
+		p=$ppid
+	done
+	return 1
+}
+
+# netns_cleanup: delete every namespace created through this registry by
+# this shell or by the subshells it ran (including `$(...)` ones and any a
+# killed test left behind), but not those of an enclosing shell: a test run
+# in a subshell cleans up its own namespaces only. Safe to call twice and
+# from a trap; always returns 0.
 netns_cleanup() {
-	local ns
-	if [ -f "$NETNS_REGISTRY" ]; then
-		while read -r ns; do
-			[ -n "$ns" ] && netns_delete "$ns"
-		done < "$NETNS_REGISTRY"
+	local ns creator keep=()
+	[ -f "$NETNS_REGISTRY" ] || return 0
+	while read -r ns creator; do
+		[ -n "$ns" ] || continue
+		if [ "$creator" != "$BASHPID" ] && _netns_is_ancestor "$creator"; then
+			keep+=("$ns $creator")
+		else
+			netns_delete "$ns"
+		fi
+	done < "$NETNS_REGISTRY"
+	if [ ${#keep[@]} -gt 0 ]; then
+		printf '%s\n' "${keep[@]}" > "$NETNS_REGISTRY"
+	elif [ "${_NETNS_REGISTRY_OWNER:-}" = "$BASHPID" ]; then
+		rm -f "$NETNS_REGISTRY"    # the shell that made the registry
+	else
 		: > "$NETNS_REGISTRY"
-		# The shell that made the registry removes it; subshells only empty it.
-		[ "${_NETNS_REGISTRY_OWNER:-}" = "$BASHPID" ] && rm -f "$NETNS_REGISTRY"
 	fi
 	return 0
 }

@@ -35,7 +35,7 @@ static const struct {
 	  "              [--ready-file PATH] [--json]" },
 	{ "send", CMD_SEND, np_send,
 	  "netpeer send --dst IP --port P --count N [--size FRAME|MIN-MAX] [--flows K]\n"
-	  "             [--rate PPS] [--stop] [--json]" },
+	  "             [--rate PPS] [--timeout-ms T] [--stop] [--json]" },
 	{ "stop", CMD_STOP, np_stop,
 	  "netpeer stop --dst IP --port P [--repeat R]" },
 	{ "echo-server", CMD_ECHO_SERVER, np_echo_server,
@@ -61,7 +61,8 @@ static const char usage_text[] =
 	"               distinct datagrams, after --idle-ms (default 2000) of silence once\n"
 	"               something arrived, on a stop datagram, or at --timeout-ms (30000).\n"
 	"  send         send N seq-numbered datagrams (N/K per flow), sendmmsg batches,\n"
-	"               paced to --rate PPS when given. Default --size 60.\n"
+	"               paced to --rate PPS when given. Default --size 60; gives up\n"
+	"               after --timeout-ms (30000) if the socket stays full.\n"
 	"  stop         send the stop datagram --repeat times (default 3), 50 ms apart.\n"
 	"  echo-server  echo every datagram to its sender until a stop datagram or\n"
 	"               --timeout-ms (default 60000); --drop/corrupt/dup-every N spoil\n"
@@ -148,7 +149,7 @@ static const struct {
 	{ "--size",          O_SIZES,      CMD_ECHO_CHECK | CMD_SEND, true },
 	{ "--flows",         O_FLOWS,      CMD_ECHO_CHECK | CMD_SEND | CMD_COUNT, true },
 	{ "--window",        O_WINDOW,     CMD_ECHO_CHECK, true },
-	{ "--timeout-ms",    O_TIMEOUT,    CMD_ECHO_CHECK | CMD_COUNT | CMD_ECHO_SERVER, true },
+	{ "--timeout-ms",    O_TIMEOUT,    CMD_ECHO_CHECK | CMD_COUNT | CMD_SEND | CMD_ECHO_SERVER, true },
 	{ "--loss-ms",       O_LOSS,       CMD_ECHO_CHECK, true },
 	{ "--wait-ms",       O_WAIT,       CMD_ECHO_CHECK, true },
 	{ "--idle-ms",       O_IDLE,       CMD_COUNT, true },
@@ -254,7 +255,8 @@ static int parse_args(int argc, char **argv, enum np_cmd cmd, const char *cmd_na
 			if (strcmp(arg, options[k].name) == 0)
 				break;
 		if (k == sizeof(options) / sizeof(options[0]))
-			return usage_error("%s: unknown option '%s'", cmd_name, arg);
+			return usage_error(strncmp(arg, "-", 1) == 0 ? "%s: unknown option '%s'"
+				: "%s: unexpected argument '%s'", cmd_name, arg);
 		if (!(options[k].cmds & cmd))
 			return usage_error("%s: option '%s' does not apply", cmd_name, arg);
 		if (options[k].has_value && i + 1 >= argc)

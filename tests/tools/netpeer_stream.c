@@ -215,7 +215,8 @@ out:
 struct sender {
 	int *fds;
 	uint64_t *next_seq;           /* per flow */
-	uint64_t sent, frame_bytes, net_errors, retries;
+	uint64_t sent, frame_bytes, net_errors, retries, deadline;
+	bool timed_out;
 	struct mmsghdr msgs[BATCH];
 	struct iovec iov[BATCH];
 	uint8_t buf[BATCH][UDPF_PAYLOAD_MAX];
@@ -226,28 +227,42 @@ static uint64_t flow_quota(const struct np_opts *o, unsigned f)
 	return o->count / o->flows + (f < o->count % o->flows);
 }
 
-/* Sends msgs[0..n) on fd, retrying while the kernel pushes back. */
+/* Sends msgs[0..n) on fd (non-blocking), waiting while the kernel pushes
+ * back, until the deadline. Returns how many went out, or -errno. */
 static int sender_push(struct sender *s, int fd, unsigned n)
 {
 	unsigned done = 0;
 
 	while (done < n) {
 		int m = sendmmsg(fd, s->msgs + done, n - done, 0);
+		uint64_t now = udpf_now_ns();
+
 		if (m > 0) {
 			done += (unsigned)m;
-		} else if (errno == EAGAIN || errno == ENOBUFS || errno == EINTR) {
+			continue;
+		}
+		if (now >= s->deadline) {
+			s->timed_out = true;
+			break;
+		}
+		if (errno == EAGAIN || errno == EINTR) {
+			/* Socket buffer full (e.g. frames queued for an unresolved neighbour). */
+			struct pollfd pfd = { .fd = fd, .events = POLLOUT };
 			s->retries++;
-			udpf_sleep_until_ns(udpf_now_ns() + 20000);
+			(void)poll(&pfd, 1, poll_ms(now, s->deadline) < 100 ? poll_ms(now, s->deadline) : 100);
+		} else if (errno == ENOBUFS) {
+			s->retries++;
+			udpf_sleep_until_ns(now + 20000);
 		} else if (errno == ECONNREFUSED || errno == EHOSTUNREACH || errno == EHOSTDOWN) {
 			s->net_errors++;   /* an earlier datagram's ICMP error; this one was not sent */
 		} else {
 			return -errno;
 		}
 	}
-	return 0;
+	return (int)done;
 }
 
-/* One batch of up to `max` datagrams of flow f. Returns how many, or -errno. */
+/* One batch of up to `max` datagrams of flow f. Returns 0 or -errno. */
 static int sender_batch(struct sender *s, const struct np_opts *o, unsigned f, unsigned max)
 {
 	uint64_t left = flow_quota(o, f) - s->next_seq[f];
@@ -260,37 +275,59 @@ static int sender_batch(struct sender *s, const struct np_opts *o, unsigned f, u
 		udpf_fill(s->buf[i], len, (uint16_t)f, seq);
 		s->iov[i] = (struct iovec){ s->buf[i], len };
 		s->msgs[i].msg_hdr = (struct msghdr){ .msg_iov = &s->iov[i], .msg_iovlen = 1 };
-		s->frame_bytes += len + UDPF_FRAME_OVERHEAD;
 	}
-	int err = sender_push(s, s->fds[f], n);
-	if (err < 0)
-		return err;
-	s->next_seq[f] += n;
-	s->sent += n;
-	return (int)n;
+	int done = sender_push(s, s->fds[f], n);
+	if (done < 0)
+		return done;
+	for (int i = 0; i < done; i++)
+		s->frame_bytes += s->iov[i].iov_len + UDPF_FRAME_OVERHEAD;
+	s->next_seq[f] += (unsigned)done;
+	s->sent += (unsigned)done;
+	return 0;
 }
 
 static int sender_loop(struct sender *s, const struct np_opts *o, uint64_t t0)
 {
-	/* Batches small enough that pacing stays smooth: ~1 ms worth each. */
-	unsigned max = o->rate ? (unsigned)(o->rate / 1000 < 1 ? 1 : o->rate / 1000 > BATCH ? BATCH : o->rate / 1000) : BATCH;
+	/* Batches of about 1 ms worth keep the pacing smooth. */
+	uint64_t per_ms = o->rate / 1000;
+	unsigned max = !o->rate ? BATCH : per_ms < 1 ? 1 : per_ms > BATCH ? BATCH : (unsigned)per_ms;
 
-	while (s->sent < o->count) {
-		for (unsigned f = 0; f < o->flows && s->sent < o->count; f++) {
+	while (s->sent < o->count && !s->timed_out) {
+		for (unsigned f = 0; f < o->flows && s->sent < o->count && !s->timed_out; f++) {
 			if (o->rate)
 				udpf_sleep_until_ns(t0 + s->sent * NS_PER_S / o->rate);
-			int n = sender_batch(s, o, f, max);
-			if (n < 0)
-				return n;
+			int err = sender_batch(s, o, f, max);
+			if (err < 0)
+				return err;
 		}
 	}
 	return 0;
 }
 
+static int sender_report(struct sender *s, const struct np_opts *o, uint64_t ns)
+{
+	struct np_report rep;
+	char reason[128];
+
+	report_begin(&rep, stdout, o->json);
+	report_u64(&rep, "sent", s->sent);
+	report_u64(&rep, "unsent", o->count - s->sent);
+	report_u64(&rep, "flows", o->flows);
+	for (unsigned f = 0; f < o->flows; f++)
+		report_flow_u64(&rep, f, "sent", s->next_seq[f]);
+	report_u64(&rep, "net_errors", s->net_errors);
+	report_u64(&rep, "retries", s->retries);
+	report_u64(&rep, "elapsed_ms", ns / NS_PER_MS);
+	report_f64(&rep, "rate_pps", per_sec(s->sent, ns));
+	report_f64(&rep, "rate_mbps", per_sec(s->frame_bytes * 8, ns) / 1e6);
+	snprintf(reason, sizeof(reason), "timed out after %" PRIu64 " ms with %" PRIu64
+		 " datagrams unsent", o->timeout_ms, o->count - s->sent);
+	return report_end(&rep, s->timed_out ? reason : NULL);
+}
+
 int np_send(const struct np_opts *o)
 {
 	struct sender *s = calloc(1, sizeof(*s));
-	struct np_report rep;
 	int err = -ENOMEM, rc;
 	uint64_t t0, ns;
 
@@ -303,9 +340,10 @@ int np_send(const struct np_opts *o)
 	if (!s->fds || !s->next_seq)
 		goto fail;
 	for (unsigned f = 0; f < o->flows; f++)
-		if ((s->fds[f] = err = udpf_socket(0, &o->dst, 0, false)) < 0)
+		if ((s->fds[f] = err = udpf_socket(0, &o->dst, 0, true)) < 0)
 			goto fail;
 	t0 = udpf_now_ns();
+	s->deadline = t0 + o->timeout_ms * NS_PER_MS;
 	if ((err = sender_loop(s, o, t0)) < 0)
 		goto fail;
 	ns = udpf_now_ns() - t0;
@@ -315,17 +353,7 @@ int np_send(const struct np_opts *o)
 		if ((err = udpf_send_stop(&o->dst, 3)) < 0)
 			goto fail;
 	}
-	report_begin(&rep, stdout, o->json);
-	report_u64(&rep, "sent", s->sent);
-	report_u64(&rep, "flows", o->flows);
-	for (unsigned f = 0; f < o->flows; f++)
-		report_flow_u64(&rep, f, "sent", s->next_seq[f]);
-	report_u64(&rep, "net_errors", s->net_errors);
-	report_u64(&rep, "retries", s->retries);
-	report_u64(&rep, "elapsed_ms", ns / NS_PER_MS);
-	report_f64(&rep, "rate_pps", per_sec(s->sent, ns));
-	report_f64(&rep, "rate_mbps", per_sec(s->frame_bytes * 8, ns) / 1e6);
-	rc = report_end(&rep, NULL);
+	rc = sender_report(s, o, ns);
 	goto out;
 fail:
 	rc = np_sys_error("send", err);
