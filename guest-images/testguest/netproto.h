@@ -107,4 +107,15 @@ unsigned np_udp_headers(uint8_t *out, const struct np_addr *self, const uint8_t 
 			const uint8_t dip[4], uint16_t sport, uint16_t dport,
 			unsigned payload_len);
 
+/* Test datagram payload (tests/tools/udp_flows.c): struct
+ * minivmm_net_seq_hdr, then byte i = base(flow, seq) + 7 * i. */
+void np_seq_fill(uint8_t *payload, unsigned len, uint16_t flow, uint64_t seq);
+/* -1: too short or no magic; 1: header fine, pattern wrong; 0: intact.
+ * *h gets the header in the first two cases. */
+struct minivmm_net_seq_hdr;
+int np_seq_check(const uint8_t *payload, unsigned len, struct minivmm_net_seq_hdr *h);
+
+/* Fast copy (rep movsb). */
+void np_copy(void *dst, const void *src, unsigned len);
+
 #endif

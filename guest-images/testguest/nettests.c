@@ -57,7 +57,7 @@ struct qstat {
 	uint64_t rx, tx;            /* test datagrams received / sent */
 	uint64_t arp, icmp;         /* ARP and echo replies sent */
 	uint64_t other, bad, drops;
-	uint64_t lost, reorders, badsum, flows;     /* net-sink */
+	uint64_t lost, reorders, badsum, corrupt, flows;    /* net-sink */
 	uint64_t usecs;                             /* net-gen */
 	uint64_t irq_wakeups, irq_missed;           /* irq=1, queue 0 */
 	uint64_t progress;          /* moves while the worker makes progress */
@@ -241,6 +241,7 @@ static void sink_check(struct qstat *st, unsigned q, const struct vnet_rx *rx,
 {
 	struct minivmm_net_seq_hdr h;
 	struct flow *f;
+	int r;
 
 	if (v->udp->csum && !(rx->hdr->flags & (VIRTIO_NET_HDR_F_NEEDS_CSUM |
 						 VIRTIO_NET_HDR_F_DATA_VALID))) {
@@ -250,15 +251,13 @@ static void sink_check(struct qstat *st, unsigned q, const struct vnet_rx *rx,
 		if (np_csum_fold(np_csum_add(s, v->udp, ulen)))
 			st->badsum++;
 	}
-	if (v->payload_len < sizeof(h)) {
+	r = np_seq_check(v->payload, v->payload_len, &h);
+	if (r < 0 || h.flow >= MAX_FLOWS) {
 		st->bad++;
 		return;
 	}
-	memcpy(&h, v->payload, sizeof(h));
-	if (h.magic != MINIVMM_NET_SEQ_MAGIC || h.flow >= MAX_FLOWS) {
-		st->bad++;
-		return;
-	}
+	if (r)
+		st->corrupt++;
 	f = &flows[q][h.flow];
 	if (!f->seen) {
 		f->seen = 1;
@@ -419,29 +418,22 @@ static void echo_sink_worker(unsigned q)
 	tx_drain(p, DRAIN_US);
 }
 
-/* Frame template of net-gen in TX buffer `id` of pair q: header, Ethernet/
- * IPv4/UDP, sequence header (seq 0) and a byte pattern. Returns the
- * unfolded checksum of everything but the seq field (or, with CSUM
- * offload, nothing: the device sums). */
+/* Frame template of net-gen in TX buffer `id` of pair q: virtio header
+ * and Ethernet/IPv4/UDP headers (the payload is written per frame).
+ * Returns the unfolded checksum of the pseudo header and the UDP header
+ * (or 0 with CSUM offload: the device sums). */
 static uint32_t gen_template(struct vnet_pair *p, uint16_t id)
 {
 	uint8_t *buf = vnet_tx_buf(p, id), *frame = buf + VNET_HDR_LEN;
 	struct virtio_net_hdr_v1 *h = (struct virtio_net_hdr_v1 *)buf;
 	unsigned plen = prm.size - UDP_FRAME_HLEN;
-	struct minivmm_net_seq_hdr sh = { .magic = MINIVMM_NET_SEQ_MAGIC,
-					  .flow = (unsigned short)p->index };
-	uint8_t *pl = frame + UDP_FRAME_HLEN;
-	struct ip_hdr *ip = (struct ip_hdr *)(frame + ETH_HLEN);
 	struct udp_hdr *u = (struct udp_hdr *)(frame + ETH_HLEN + IP_HLEN);
-	uint32_t pseudo, sum;
+	uint32_t pseudo = np_pseudo_sum(prm.self.ip, prm.peer_ip, (uint16_t)(UDP_HLEN + plen));
+	uint32_t sum = 0;
 
 	memset(h, 0, VNET_HDR_LEN);
 	np_udp_headers(frame, &prm.self, peer_mac, prm.peer_ip,
 		       (uint16_t)(prm.port + 1000 + p->index), prm.port, plen);
-	memcpy(pl, &sh, sizeof(sh));
-	for (unsigned i = sizeof(sh); i < plen; i++)
-		pl[i] = (uint8_t)i;
-	pseudo = np_pseudo_sum(ip->src, ip->dst, (uint16_t)(UDP_HLEN + plen));
 	if (prm.offload && vnet_has(&net, VIRTIO_NET_F_CSUM)) {
 		/* Partial checksum: the field holds the folded pseudo-header
 		 * sum, the device adds the rest from csum_start. */
@@ -449,9 +441,8 @@ static uint32_t gen_template(struct vnet_pair *p, uint16_t id)
 		h->csum_start = ETH_HLEN + IP_HLEN;
 		h->csum_offset = 6;     /* offsetof(struct udp_hdr, csum) */
 		u->csum = (uint16_t)~np_csum_fold(pseudo);
-		sum = 0;
 	} else {
-		sum = np_csum_add(pseudo, u, UDP_HLEN + plen);
+		sum = np_csum_add(pseudo, u, UDP_HLEN);   /* csum field 0 */
 	}
 	tx_dirty[p->index][id] = 0;
 	return sum;
@@ -462,13 +453,12 @@ static void gen_worker(unsigned q)
 	struct vnet_pair *p = &net.pair[q];
 	struct qstat *st = &qs[q];
 	int sw_csum = !(prm.offload && vnet_has(&net, VIRTIO_NET_F_CSUM));
-	uint32_t base = 0;
+	unsigned plen = prm.size - UDP_FRAME_HLEN;
+	uint32_t hsum = 0;
 	uint64_t seq = 0, t0, t1, last_progress;
-	unsigned seq_off = VNET_HDR_LEN + UDP_FRAME_HLEN +
-		(unsigned)__builtin_offsetof(struct minivmm_net_seq_hdr, seq);
 
 	for (uint16_t id = 0; id < p->tx.num; id++)
-		base = gen_template(p, id);
+		hsum = gen_template(p, id);
 	t0 = last_progress = rdtsc();
 	for (unsigned iter = 0;; iter++) {
 		unsigned n = 0;
@@ -481,15 +471,17 @@ static void gen_worker(unsigned q)
 			break;
 		while (n < GEN_BATCH && (!prm.count || seq < prm.count) &&
 		       (buf = vnet_tx_get(p, &id))) {
+			uint8_t *pl = buf + VNET_HDR_LEN + UDP_FRAME_HLEN;
+
 			if (tx_dirty[q][id])
 				gen_template(p, id);
-			memcpy(buf + seq_off, &seq, sizeof(seq));
+			np_seq_fill(pl, plen, (uint16_t)q, seq);
 			if (sw_csum) {
-				uint16_t c = np_csum_fold(np_csum_add(base, &seq, sizeof(seq)));
+				uint16_t c = np_csum_fold(np_csum_add(hsum, pl, plen));
 
 				if (!c)
 					c = 0xffff;
-				memcpy(buf + VNET_HDR_LEN + ETH_HLEN + IP_HLEN + 6, &c, 2);
+				__builtin_memcpy(pl - 2, &c, 2);        /* udp->csum */
 			}
 			vnet_tx_put(p, id, prm.size);
 			seq++;
@@ -616,9 +608,9 @@ static void report(void)
 				  U(p->rx.kicks), U(p->tx.kicks));
 			break;
 		case NET_SINK:
-			tg_printf("testguest: q%u rx %llu lost %llu reorders %llu bad %llu badsum %llu flows %llu frames %llu arp %llu icmp %llu other %llu drops %llu rxerr %llu rxkicks %llu\n",
+			tg_printf("testguest: q%u rx %llu lost %llu reorders %llu bad %llu badsum %llu corrupt %llu flows %llu frames %llu arp %llu icmp %llu other %llu drops %llu rxerr %llu rxkicks %llu\n",
 				  q, U(s->rx), U(s->lost), U(s->reorders), U(s->bad), U(s->badsum),
-				  U(s->flows), U(s->frames), U(s->arp), U(s->icmp), U(s->other),
+				  U(s->corrupt),				  U(s->flows), U(s->frames), U(s->arp), U(s->icmp), U(s->other),
 				  U(s->drops), U(p->rx_errors), U(p->rx.kicks));
 			break;
 		case NET_GEN:
@@ -635,6 +627,7 @@ static void report(void)
 		t.reorders += s->reorders;
 		t.bad += s->bad;
 		t.badsum += s->badsum;
+		t.corrupt += s->corrupt;
 		t.usecs = s->usecs > t.usecs ? s->usecs : t.usecs;
 		t.progress += p->tx.kicks;
 	}
@@ -648,8 +641,8 @@ static void report(void)
 			  U(t.rx), U(t.tx), U(t.drops));
 		break;
 	case NET_SINK:
-		tg_printf("testguest: net-sink done rx %llu lost %llu reorders %llu bad %llu badsum %llu\n",
-			  U(t.rx), U(t.lost), U(t.reorders), U(t.bad), U(t.badsum));
+		tg_printf("testguest: net-sink done rx %llu lost %llu reorders %llu bad %llu badsum %llu corrupt %llu\n",
+			  U(t.rx), U(t.lost), U(t.reorders), U(t.bad), U(t.badsum), U(t.corrupt));
 		break;
 	case NET_GEN:
 		tg_printf("testguest: net-gen done tx %llu kicks %llu usecs %llu pps %llu\n",
