@@ -104,15 +104,15 @@ netns_bridge() {
 netns_delete() {
 	local ns=$1 pids i
 	[ -e "/run/netns/$ns" ] || return 0
-	pids=$(ip netns pids "$ns" 2> /dev/null)
-	if [ -n "$pids" ]; then
-		kill -TERM $pids 2> /dev/null
+	mapfile -t pids < <(ip netns pids "$ns" 2> /dev/null)
+	if [ ${#pids[@]} -gt 0 ]; then
+		kill -TERM "${pids[@]}" 2> /dev/null
 		for ((i = 0; i < 40; i++)); do
-			pids=$(ip netns pids "$ns" 2> /dev/null)
-			[ -z "$pids" ] && break
+			mapfile -t pids < <(ip netns pids "$ns" 2> /dev/null)
+			[ ${#pids[@]} -eq 0 ] && break
 			sleep 0.05
 		done
-		[ -n "$pids" ] && kill -KILL $pids 2> /dev/null
+		[ ${#pids[@]} -gt 0 ] && kill -KILL "${pids[@]}" 2> /dev/null
 	fi
 	ip netns delete "$ns" 2> /dev/null || [ ! -e "/run/netns/$ns" ] ||
 		_netns_err "cannot delete $ns"
