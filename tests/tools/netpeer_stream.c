@@ -55,6 +55,12 @@ static void counter_accept(struct counter *c, const uint8_t *p, size_t len, bool
 		c->bad++;
 		return;
 	}
+	/* Senders fill the whole payload with the pattern: a datagram whose
+	 * bytes were damaged is counted, but its seq stays missing. */
+	if (udpf_check(p, len, h.flow, h.seq) != 0) {
+		c->flows[h.flow].corrupt++;
+		return;
+	}
 	int r = udpf_flow_record(&c->flows[h.flow], h.seq);
 	if (r < 0) {
 		c->bad++;
@@ -119,9 +125,12 @@ static int counter_loop(struct counter *c, const struct np_opts *o, int fd)
 }
 
 static const char *counter_verdict(const struct counter *c, const struct np_opts *o,
-				   uint64_t gaps, uint64_t dups, char *reason, size_t size)
+				   uint64_t gaps, uint64_t dups, uint64_t corrupt,
+				   char *reason, size_t size)
 {
-	if (gaps)
+	if (corrupt)
+		snprintf(reason, size, "%" PRIu64 " corrupt datagrams", corrupt);
+	else if (gaps)
 		snprintf(reason, size, "%" PRIu64 " missing sequence numbers", gaps);
 	else if (o->expect && c->received != o->expect)
 		snprintf(reason, size, "received %" PRIu64 " of %" PRIu64 " expected datagrams",
@@ -140,16 +149,18 @@ static const char *counter_verdict(const struct counter *c, const struct np_opts
 static int counter_report(struct counter *c, const struct np_opts *o)
 {
 	struct np_report rep;
-	uint64_t gaps = 0, dups = 0, reordered = 0, seen = 0, ns = c->t_last - c->t_first;
+	uint64_t gaps = 0, dups = 0, reordered = 0, corrupt = 0, seen = 0;
+	uint64_t ns = c->t_last - c->t_first;
 	char reason[160];
 
 	for (unsigned f = 0; f < c->nflows; f++) {
 		gaps += udpf_flow_gaps(&c->flows[f]);
 		dups += c->flows[f].duplicates;
 		reordered += c->flows[f].reordered;
-		seen += c->flows[f].seen;
+		corrupt += c->flows[f].corrupt;
+		seen += c->flows[f].seen || c->flows[f].corrupt;
 	}
-	const char *verdict = counter_verdict(c, o, gaps, dups, reason, sizeof(reason));
+	const char *verdict = counter_verdict(c, o, gaps, dups, corrupt, reason, sizeof(reason));
 	for (unsigned f = 0; !verdict && f < o->flows; f++)
 		if (!c->flows[f].seen) {
 			snprintf(reason, sizeof(reason), "flow %u received nothing", f);
@@ -161,16 +172,18 @@ static int counter_report(struct counter *c, const struct np_opts *o)
 	report_u64(&rep, "gaps", gaps);
 	report_u64(&rep, "duplicates", dups);
 	report_u64(&rep, "reordered", reordered);
+	report_u64(&rep, "corrupt", corrupt);
 	report_u64(&rep, "bad", c->bad);
 	report_u64(&rep, "flows_seen", seen);
 	for (unsigned f = 0; f < c->nflows; f++) {
 		const struct udpf_flow *fl = &c->flows[f];
-		if (!fl->seen && f >= o->flows)
+		if (!fl->seen && !fl->corrupt && f >= o->flows)
 			continue;
 		report_flow_u64(&rep, f, "received", fl->received);
 		report_flow_u64(&rep, f, "gaps", udpf_flow_gaps(fl));
 		report_flow_u64(&rep, f, "duplicates", fl->duplicates);
 		report_flow_u64(&rep, f, "reordered", fl->reordered);
+		report_flow_u64(&rep, f, "corrupt", fl->corrupt);
 		report_flow_u64(&rep, f, "max_seq", fl->seen ? fl->max_seq : 0);
 	}
 	report_str(&rep, "stopped", c->stopped);

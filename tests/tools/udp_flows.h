@@ -59,6 +59,7 @@ struct udpf_flow {
 	uint64_t received;    /* distinct sequence numbers */
 	uint64_t duplicates;
 	uint64_t reordered;   /* arrived after a higher seq of the same flow */
+	uint64_t corrupt;     /* header fine, pattern wrong (not recorded); kept by the caller */
 	uint64_t max_seq;
 	bool seen;
 	uint8_t *bitmap;
