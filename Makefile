@@ -49,11 +49,17 @@ UNIT_BIN  := $(BUILD)/unit-tests
 
 DEPS_OK   := $(BUILD)/.deps-build
 
+.DEFAULT_GOAL := all
+
+# Fragments that define TESTGUEST and NETPEER, needed by the rules below.
+include guest-images/testguest/testguest.mk
+include tests/tools/tools.mk
+
 .PHONY: all deps demo test unit-test integration-test san-test linux-test install clean
 # A static build is the appliance binary: criterion has no static library,
 # so the unit tests are left out of it.
 ifeq ($(STATIC),)
-all: $(BIN) $(UNIT_BIN) testguest
+all: $(BIN) $(UNIT_BIN) testguest $(NETPEER)
 else
 all: $(BIN)
 endif
@@ -79,7 +85,6 @@ $(BIN): $(MAIN_OBJ) $(LIB)
 $(UNIT_BIN): $(UNIT_OBJS) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(LDLIBS)
 
-include guest-images/testguest/testguest.mk
 
 demo: $(BIN) testguest
 	$(BIN) --kernel $(TESTGUEST) --cpus 2 --cmdline 'test=hello'
@@ -87,7 +92,7 @@ demo: $(BIN) testguest
 unit-test: $(UNIT_BIN)
 	$(UNIT_BIN) --jobs 2
 
-integration-test: $(BIN) testguest
+integration-test: $(BIN) testguest $(NETPEER)
 	scripts/install-deps.sh test
 	BUILD=$(BUILD) tests/integration/run.sh
 

@@ -175,9 +175,9 @@ static int vnet_start_workers(struct virtio_net *n, unsigned usable_pairs, struc
 			.cpu = w < n->cfg.nr_cpus ? n->cfg.cpus[w] : -1,
 		};
 		if (threads == usable_pairs)
-			snprintf(wc.name, sizeof(wc.name), "net%u-q%u", n->index, w);
+			snprintf(wc.name, sizeof(wc.name), "net%u-q%u", (uint8_t)n->index, (uint8_t)w);
 		else
-			snprintf(wc.name, sizeof(wc.name), "net%u-w%u", n->index, w);
+			snprintf(wc.name, sizeof(wc.name), "net%u-w%u", (uint8_t)n->index, (uint8_t)w);
 		int rc = net_worker_start(&n->worker[w], &wc, mine, count, err);
 		if (rc)
 			return rc;

@@ -228,7 +228,7 @@ static void *ctrl_thread_main(void *arg)
 {
 	struct virtio_net *n = arg;
 	char name[16];
-	snprintf(name, sizeof(name), "net%u-ctrl", n->index);
+	snprintf(name, sizeof(name), "net%u-ctrl", (uint8_t)n->index);
 	pthread_setname_np(pthread_self(), name);
 	struct virtq *q = &n->vq[vnet_ctrl_queue(n->nr_pairs)];
 	int kick = n->transport->kick_fd[vnet_ctrl_queue(n->nr_pairs)];

@@ -20,7 +20,11 @@ run_test() {
 	local name=$1 start end
 	rm -f "$TMP_ROOT/.reason"
 	start=$(date +%s.%N)
-	if ( set -u; "t_$name" ); then
+	local ok=0
+	( set -u; "t_$name" ) && ok=1
+	# Namespaces (and the taps, VMs and peers in them) never outlive a test.
+	declare -F netns_cleanup > /dev/null && netns_cleanup
+	if [ $ok = 1 ]; then
 		end=$(date +%s.%N)
 		printf 'ok - %s (%.1fs)\n' "$name" "$(echo "$end - $start" | bc)"
 		passed=$((passed + 1))
@@ -44,6 +48,7 @@ for t in $(declare -F | awk '{print $3}' | grep '^t_' | sed 's/^t_//'); do
 	if [ -n "$only" ] && [[ "$t" != $only ]]; then continue; fi
 	run_test "$t"
 done
+declare -F netns_cleanup > /dev/null && netns_cleanup
 rm -rf "$TMP_ROOT"
 [ ${#failures[@]} -eq 0 ] || echo "failed: ${failures[*]}"
 echo "$passed passed, $failed failed"
