@@ -35,7 +35,7 @@ static const struct {
 	  "              [--ready-file PATH] [--json]" },
 	{ "send", CMD_SEND, np_send,
 	  "netpeer send --dst IP --port P --count N [--size FRAME|MIN-MAX] [--flows K]\n"
-	  "             [--rate PPS] [--timeout-ms T] [--stop] [--json]" },
+	  "             [--rate PPS] [--first-seq S] [--timeout-ms T] [--stop] [--json]" },
 	{ "stop", CMD_STOP, np_stop,
 	  "netpeer stop --dst IP --port P [--repeat R]" },
 	{ "echo-server", CMD_ECHO_SERVER, np_echo_server,
@@ -62,7 +62,8 @@ static const char usage_text[] =
 	"               something arrived, on a stop datagram, or at --timeout-ms (30000).\n"
 	"  send         send N seq-numbered datagrams (N/K per flow), sendmmsg batches,\n"
 	"               paced to --rate PPS when given. Default --size 60; gives up\n"
-	"               after --timeout-ms (30000) if the socket stays full.\n"
+	"               after --timeout-ms (30000) if the socket stays full. --first-seq S\n"
+	"               continues the sequence of an earlier send to the same receiver.\n"
 	"  stop         send the stop datagram --repeat times (default 3), 50 ms apart.\n"
 	"  echo-server  echo every datagram to its sender until a stop datagram or\n"
 	"               --timeout-ms (default 60000); --drop/corrupt/dup-every N spoil\n"
@@ -133,7 +134,7 @@ static bool parse_sizes(const char *s, unsigned *lo, unsigned *hi)
 enum opt_id {
 	O_DST, O_PORT, O_COUNT, O_SIZES, O_FLOWS, O_WINDOW, O_TIMEOUT, O_LOSS, O_WAIT,
 	O_IDLE, O_EXPECT, O_RATE, O_REPEAT, O_DROP, O_CORRUPT, O_DUP, O_STOP,
-	O_ALLOW_LOSS, O_JSON, O_READY,
+	O_ALLOW_LOSS, O_JSON, O_READY, O_FIRST_SEQ,
 };
 
 static const struct {
@@ -155,6 +156,7 @@ static const struct {
 	{ "--idle-ms",       O_IDLE,       CMD_COUNT, true },
 	{ "--expect",        O_EXPECT,     CMD_COUNT, true },
 	{ "--rate",          O_RATE,       CMD_SEND, true },
+	{ "--first-seq",     O_FIRST_SEQ,  CMD_SEND, true },
 	{ "--repeat",        O_REPEAT,     CMD_STOP, true },
 	{ "--drop-every",    O_DROP,       CMD_ECHO_SERVER, true },
 	{ "--corrupt-every", O_CORRUPT,    CMD_ECHO_SERVER, true },
@@ -206,6 +208,7 @@ static bool set_option(struct np_opts *o, enum opt_id id, const char *name, cons
 	case O_COUNT:   ok = parse_u64(val, 1, 1ull << 32, &o->count); break;
 	case O_EXPECT:  ok = parse_u64(val, 1, UINT64_MAX, &o->expect); break;
 	case O_RATE:    ok = parse_u64(val, 1, 1ull << 32, &o->rate); break;
+	case O_FIRST_SEQ: ok = parse_u64(val, 0, 1ull << 48, &o->first_seq); break;
 	case O_TIMEOUT: ok = parse_u64(val, 1, DAY_MS, &o->timeout_ms); what = "a time in ms"; break;
 	case O_LOSS:    ok = parse_u64(val, 1, DAY_MS, &o->loss_ms); what = "a time in ms"; break;
 	case O_WAIT:    ok = parse_u64(val, 1, DAY_MS, &o->wait_ms); what = "a time in ms"; break;

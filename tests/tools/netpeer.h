@@ -27,6 +27,7 @@ struct np_opts {
 	uint64_t timeout_ms, loss_ms, wait_ms, idle_ms;
 	uint64_t expect;                 /* 0: not given */
 	uint64_t rate;                   /* datagrams per second, 0: unlimited */
+	uint64_t first_seq;              /* send: every flow starts at this seq */
 	unsigned repeat;
 	uint64_t drop_every, corrupt_every, dup_every;
 	bool stop, allow_loss, json;

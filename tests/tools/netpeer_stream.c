@@ -285,6 +285,8 @@ static int sender_batch(struct sender *s, const struct np_opts *o, unsigned f, u
 		uint64_t seq = s->next_seq[f] + i;
 		size_t len = np_frame_size(o, seq * o->flows + f) - UDPF_FRAME_OVERHEAD;
 
+		seq += o->first_seq;
+
 		udpf_fill(s->buf[i], len, (uint16_t)f, seq);
 		s->iov[i] = (struct iovec){ s->buf[i], len };
 		s->msgs[i].msg_hdr = (struct msghdr){ .msg_iov = &s->iov[i], .msg_iovlen = 1 };
