@@ -193,7 +193,7 @@ static bool set_option(struct np_opts *o, enum opt_id id, const char *name, cons
 	case O_FLOWS:
 		ok = parse_u64(val, 1, NP_MAX_FLOWS, &v);
 		o->flows = (unsigned)v;
-		what = "a flow count (1-1024)";
+		what = "a flow count (1-256)";
 		break;
 	case O_WINDOW:
 		ok = parse_u64(val, 1, 1u << 20, &v);

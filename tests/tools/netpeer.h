@@ -15,7 +15,7 @@
 #define NP_EXIT_USAGE  2   /* bad command line */
 #define NP_EXIT_SYSTEM 3   /* a socket call failed */
 
-#define NP_MAX_FLOWS   1024u
+#define NP_MAX_FLOWS   256u
 
 struct np_opts {
 	struct sockaddr_in dst;

@@ -254,7 +254,8 @@ static int poll_ms(uint64_t now, uint64_t until)
 	return until <= now ? 0 : (int)((until - now + NS_PER_MS - 1) / NS_PER_MS);
 }
 
-/* Returns true on timeout. */
+/* Runs until every datagram is echoed or expired, or the deadline (sets
+ * *timed_out). Returns 0 or -errno. */
 static int echo_loop(struct echo_run *r, bool *timed_out)
 {
 	const struct np_opts *o = r->o;
@@ -355,9 +356,14 @@ int np_echo_check(const struct np_opts *o)
 			goto out;
 		}
 		if (err > 0) {
-			fprintf(stdout, "result=fail\nreason=no answer to probes within %" PRIu64
-				" ms\n", o->wait_ms);
-			rc = NP_EXIT_FAIL;
+			struct np_report rep;
+			char reason[80];
+
+			snprintf(reason, sizeof(reason), "no answer to probes within %" PRIu64 " ms",
+				 o->wait_ms);
+			report_begin(&rep, stdout, o->json);
+			report_u64(&rep, "sent", 0);
+			rc = report_end(&rep, reason);
 			goto out;
 		}
 	}
