@@ -5,7 +5,9 @@
 # Prints one line per check and exits non-zero if any failed.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-NP=$(realpath "${1:-build/tools/netpeer}")
+NP=$(realpath "${1:-build/tools/netpeer}" 2> /dev/null)
+[ -x "$NP" ] || { echo "netpeer self-test: ${1:-build/tools/netpeer} not built (make netpeer)"; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "netpeer self-test: needs root (network namespaces)"; exit 1; }
 . tests/integration/netns.sh
 trap netns_cleanup EXIT
 
