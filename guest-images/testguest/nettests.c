@@ -26,6 +26,7 @@
 #define ARP_TIMEOUT_US   5000000
 #define ARP_RETRY_US     250000
 #define STALL_US         5000000    /* TX ring full and nothing reclaimed */
+#define TX_WAIT_US       1000000    /* TX ring full: wait this long, then drop */
 #define DRAIN_US         200000     /* after stop: let the last replies go */
 #define WAIT_IDLE_US     10000000   /* BSP: no worker progress for this long */
 #define IRQ_WAIT_US      200000     /* irq=1: wait this long per interrupt */
@@ -165,13 +166,22 @@ static void parse_params(void)
 
 /* ---- sending ------------------------------------------------------------ */
 
-/* A TX buffer with a zeroed header; the frame goes at the returned pointer. */
+/* A TX buffer with a zeroed header; the frame goes at the returned pointer.
+ * With the ring full, publish what is pending and wait (bounded) for the
+ * device rather than drop: echo must not lose what the VMM delivered. */
 static uint8_t *tx_begin(struct vnet_pair *p, uint16_t *id)
 {
 	uint8_t *buf = vnet_tx_get(p, id);
 
-	if (!buf)
-		return NULL;
+	if (!buf) {
+		uint64_t end = tsc_deadline_us(TX_WAIT_US);
+
+		vnet_tx_flush(p);
+		while (!(buf = vnet_tx_get(p, id)) && !tsc_passed(end))
+			cpu_pause();
+		if (!buf)
+			return NULL;
+	}
 	memset(buf, 0, VNET_HDR_LEN);
 	tx_dirty[p->index][*id] = 1;
 	return buf + VNET_HDR_LEN;
@@ -656,6 +666,7 @@ static void report(void)
 static void setup_irq(void)
 {
 	unsigned gsi = net.dev.irq;
+	uint32_t pending;
 
 	if (gsi >= ioapic_entries()) {
 		tg_printf("testguest: irq=1: GSI %u is not on the IOAPIC\n", gsi);
@@ -664,6 +675,11 @@ static void setup_irq(void)
 	tg_net_irq_mmio = net.dev.base;
 	net.pair[0].rx.want_irq = 1;
 	ioapic_route(gsi, TG_NET_IRQ_VECTOR, lapic_id());
+	/* A line the device raised earlier (e.g. for the control queue) would
+	 * stay high and hide the next edge: acknowledge what is pending. */
+	pending = vmmio_read(&net.dev, VIRTIO_MMIO_INTERRUPT_STATUS);
+	if (pending)
+		vmmio_write(&net.dev, VIRTIO_MMIO_INTERRUPT_ACK, pending);
 }
 
 static __attribute__((noreturn)) void net_run(enum net_mode m)
