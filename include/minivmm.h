@@ -46,6 +46,10 @@ struct minivmm_net_config {
 	unsigned queue_size;      /* virtqueue size offered, power of two */
 	enum minivmm_net_engine engine;
 	unsigned poll_us;         /* busy-poll before blocking, microseconds */
+	/* packet backend only */
+	unsigned fanout;          /* PACKET_FANOUT_HASH (0), _LB (1), _CPU (2), _QM (5) */
+	int rx_recv;              /* 0: TPACKET_V3 ring (default); 1: readv per frame */
+	int qdisc_bypass;         /* PACKET_QDISC_BYPASS on transmit (default 1) */
 };
 
 struct minivmm_config {

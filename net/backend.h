@@ -22,7 +22,12 @@ struct net_backend_ops {
 	/* Steer traffic to this queue or away from it (VQ_PAIRS_SET). */
 	int (*set_queue_active)(struct net_backend *b, unsigned q, bool active, struct vmm_err *err);
 	void (*close)(struct net_backend *b);
+	/* set_queue_active replaces fds (packet sockets leave and rejoin their
+	 * fanout group), so workers must be stopped around it. */
+	bool restart_to_steer;
 };
+
+struct pkt_ring;
 
 struct net_backend {
 	const struct net_backend_ops *ops;
@@ -30,8 +35,24 @@ struct net_backend {
 	bool created;            /* we created the interface (it goes away with us) */
 	unsigned nr_queues;
 	int fd[NET_BACKEND_MAX_QUEUES];
+	/* What the backend can carry: the device offers no more than this. */
+	bool guest_gso;          /* GSO frames towards the guest (GUEST_TSO*) */
+	unsigned offloads;       /* last set_offload() */
+
+	/* packet backend */
+	unsigned mtu;            /* the guest's MTU: the interface must carry it */
+	unsigned fanout;         /* PACKET_FANOUT_* type */
+	unsigned ifindex;
+	bool rx_ring;            /* TPACKET_V3 ring (else readv per frame) */
+	bool qdisc_bypass;
+	struct pkt_ring *ring[NET_BACKEND_MAX_QUEUES];
 };
 
 extern const struct net_backend_ops tap_backend_ops;
+extern const struct net_backend_ops packet_backend_ops;
+
+/* Drops the backend counted for queue q since the last call (packet
+ * sockets: PACKET_STATISTICS); 0 for backends that cannot tell. */
+unsigned long long net_backend_take_drops(struct net_backend *b, unsigned q);
 
 #endif

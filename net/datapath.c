@@ -5,34 +5,38 @@
 #include <stdlib.h>
 #include <string.h>
 
-int dp_queue_init(struct dp_queue *q, struct net_queue_pair *qp, uint8_t *discard)
+struct dp_queue *dp_queue_create(struct net_queue_pair *qp)
 {
-	memset(q, 0, sizeof(*q));
+	struct dp_queue *q = calloc(1, sizeof(*q));
+	if (!q)
+		return NULL;
 	q->qp = qp;
 	q->ops = qp->guest->ops;
-	q->discard = discard;
 	unsigned n = qp->rx_ring_size;
 	/* calloc of large blocks maps zero pages: only slots in use cost RSS. */
 	q->rx_chain = calloc(n, sizeof(q->rx_chain[0]));
 	q->rx_free = calloc(n, sizeof(uint16_t));
 	q->rx_empty = calloc(n, sizeof(uint16_t));
-	if (!q->rx_chain || !q->rx_free || !q->rx_empty) {
-		dp_queue_destroy(q);
-		return -ENOMEM;
+	q->discard = malloc(DP_DISCARD_BYTES);
+	if (!q->rx_chain || !q->rx_free || !q->rx_empty || !q->discard) {
+		dp_queue_free(q);
+		return NULL;
 	}
 	for (unsigned i = 0; i < n; i++)
 		q->rx_empty[i] = (uint16_t)(n - 1 - i);
 	q->rx_nr_empty = n;
-	return 0;
+	return q;
 }
 
-void dp_queue_destroy(struct dp_queue *q)
+void dp_queue_free(struct dp_queue *q)
 {
+	if (!q)
+		return;
 	free(q->rx_chain);
 	free(q->rx_free);
 	free(q->rx_empty);
-	q->rx_chain = NULL;
-	q->rx_free = q->rx_empty = NULL;
+	free(q->discard);
+	free(q);
 }
 
 static void dp_fail(struct dp_queue *q, void *ring)
@@ -102,15 +106,15 @@ static bool dp_rx_wait_for_buffers(struct dp_queue *q)
 	return true;
 }
 
-int dp_rx_prepare(struct dp_queue *q, struct dp_read *r)
+/* Gather guest RX chains into *r until `want` bytes fit. Returns 1 with
+ * chains (maybe fewer than wanted, when nothing else can free any), 0 when
+ * waiting for the guest is better (kicks enabled), -1 if the ring broke. */
+static int dp_rx_gather(struct dp_queue *q, struct dp_read *r, uint32_t want)
 {
 	if (q->broken)
 		return -1;
 	r->nr_chains = r->nr_iov = 0;
 	r->capacity = 0;
-	/* Without MRG_RXBUF one chain holds a whole frame; with it, gather
-	 * chains until a largest-possible frame fits. */
-	uint32_t want = q->qp->mrg_rxbuf ? q->qp->rx_frame_max : 1;
 	while (r->capacity < want) {
 		int slot = dp_rx_take_chain(q);
 		if (slot < 0) {
@@ -129,10 +133,6 @@ int dp_rx_prepare(struct dp_queue *q, struct dp_read *r)
 	}
 	q->rx_waiting_kick = false;
 	q->ops->disable_kicks(q->qp->rx.ring);
-	r->iov[r->nr_iov].iov_base = q->discard;
-	r->iov[r->nr_iov].iov_len = DP_DISCARD_BYTES;
-	r->nr_iov++;
-	q->rx_reads_inflight++;
 	return 1;
 
 give_back:
@@ -140,6 +140,21 @@ give_back:
 		dp_rx_return_chain(q, r->slot[i]);
 	r->nr_chains = 0;
 	return q->broken ? -1 : 0;
+}
+
+int dp_rx_prepare(struct dp_queue *q, struct dp_read *r)
+{
+	/* Without MRG_RXBUF one chain holds a whole frame; with it, gather
+	 * chains until a largest-possible frame fits. */
+	uint32_t want = q->qp->mrg_rxbuf ? q->qp->rx_frame_max : 1;
+	int rc = dp_rx_gather(q, r, want);
+	if (rc <= 0)
+		return rc;
+	r->iov[r->nr_iov].iov_base = q->discard;
+	r->iov[r->nr_iov].iov_len = DP_DISCARD_BYTES;
+	r->nr_iov++;
+	q->rx_reads_inflight++;
+	return 1;
 }
 
 /* num_buffers is the last field of the 12-byte header, which may itself be
@@ -227,6 +242,34 @@ void dp_rx_complete(struct dp_queue *q, struct dp_read *r, ssize_t n)
 	}
 	dp_rx_push_frame(q, r, (uint32_t)n);
 	r->nr_chains = 0;
+}
+
+int dp_rx_deliver(struct dp_queue *q, const uint8_t *frame, uint32_t len)
+{
+	struct dp_read r;
+	int rc = dp_rx_gather(q, &r, q->qp->mrg_rxbuf ? len : 1);
+	if (rc <= 0)
+		return rc;
+	if (r.capacity < len) {
+		if (q->qp->mrg_rxbuf && q->rx_nr_free + r.nr_chains < q->qp->rx_ring_size) {
+			/* More buffers will come: wait rather than drop. */
+			for (unsigned i = 0; i < r.nr_chains; i++)
+				dp_rx_return_chain(q, r.slot[i]);
+			return dp_rx_wait_for_buffers(q) ? 0 : dp_rx_deliver(q, frame, len);
+		}
+		q->rx_reads_inflight++;
+		dp_rx_complete(q, &r, (ssize_t)len);   /* too big for the buffers: dropped, counted */
+		return 1;
+	}
+	uint32_t off = 0;
+	for (unsigned i = 0; i < r.nr_iov && off < len; i++) {
+		uint32_t take = len - off < r.iov[i].iov_len ? len - off : (uint32_t)r.iov[i].iov_len;
+		memcpy(r.iov[i].iov_base, frame + off, take);
+		off += take;
+	}
+	q->rx_reads_inflight++;   /* dp_rx_complete accounts one finished read */
+	dp_rx_complete(q, &r, (ssize_t)len);
+	return 1;
 }
 
 void dp_rx_kicked(struct dp_queue *q)

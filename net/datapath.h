@@ -30,7 +30,7 @@ struct dp_read {
 struct dp_queue {
 	struct net_queue_pair *qp;
 	const struct net_ring_ops *ops;
-	uint8_t *discard;                        /* DP_DISCARD_BYTES, shared per worker */
+	uint8_t *discard;                        /* DP_DISCARD_BYTES: written, never read */
 
 	/* RX chains popped from the guest, indexed by slot. */
 	struct guest_chain *rx_chain;
@@ -46,8 +46,11 @@ struct dp_queue {
 	bool broken;
 };
 
-int dp_queue_init(struct dp_queue *q, struct net_queue_pair *qp, uint8_t *discard);
-void dp_queue_destroy(struct dp_queue *q);
+/* The data-path state of a queue pair outlives its worker threads (the
+ * device restarts workers when it reconfigures), so buffers held for the
+ * guest are never lost. Created at DRIVER_OK, destroyed at reset. */
+struct dp_queue *dp_queue_create(struct net_queue_pair *qp);
+void dp_queue_free(struct dp_queue *q);
 
 /* Fill *r with guest RX buffers for one read. Returns 1 when ready, 0 when
  * the guest has no buffers (RX kicks are then enabled: resume on the RX
@@ -57,6 +60,11 @@ int dp_rx_prepare(struct dp_queue *q, struct dp_read *r);
 /* A read finished with `n` bytes (or -errno): turn it into used buffers,
  * give unused chains back to the pool. */
 void dp_rx_complete(struct dp_queue *q, struct dp_read *r, ssize_t n);
+
+/* Copy one received frame (virtio_net_hdr_v1 + packet, contiguous) into
+ * guest buffers: 1 delivered (or dropped and counted), 0 the guest has no
+ * buffers (RX kicks enabled: call again after the RX kick), -1 broken. */
+int dp_rx_deliver(struct dp_queue *q, const uint8_t *frame, uint32_t len);
 
 /* Next TX chain: 1, 0 when the ring is empty (TX kicks enabled), -1 broken. */
 int dp_tx_pop(struct dp_queue *q, struct guest_chain *c);

@@ -25,6 +25,9 @@ struct net_ring_ops {
 	const char *(*error)(void *ring);                          /* why it is broken */
 };
 
+struct dp_queue;
+struct pkt_ring;
+
 struct net_ring {
 	void *ring;
 	int kick_fd;     /* eventfd the guest's notifications arrive on */
@@ -62,6 +65,9 @@ struct net_queue_pair {
 	uint32_t vnet_hdr_len;     /* 12: struct virtio_net_hdr_v1, both directions */
 	uint32_t rx_frame_max;     /* header + largest frame the backend may deliver */
 	bool mrg_rxbuf;            /* a frame may span several RX chains */
+	bool guest_gso;            /* the guest takes GSO frames (GUEST_TSO*) */
+	struct pkt_ring *rx_ring;  /* packet backend, rx=ring: frames come from here */
+	struct dp_queue *dp;       /* data-path state, kept across worker restarts */
 	uint16_t rx_ring_size;     /* chains the guest can post at most */
 	bool active;               /* carries traffic (VQ_PAIRS_SET); atomic */
 	struct net_queue_stats stats;

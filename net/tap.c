@@ -167,6 +167,7 @@ static int tap_backend_open(struct net_backend *b, struct vmm_err *err)
 		b->fd[q] = fd;
 	}
 	b->created = !existed;
+	b->guest_gso = true;
 	return 0;
 }
 

@@ -55,19 +55,12 @@ int net_worker_start(struct net_worker **out, const struct net_worker_config *cf
 	w->cfg = *cfg;
 	w->nr_qps = nr_qps;
 	w->stop_fd = eventfd(0, EFD_CLOEXEC);
-	w->discard = malloc(DP_DISCARD_BYTES);
-	if (w->stop_fd < 0 || !w->discard) {
+	if (w->stop_fd < 0) {
 		net_worker_stop(w);
 		return vmm_err_set(err, ENOMEM, "cannot set up queue worker %s", cfg->name);
 	}
-	for (unsigned i = 0; i < nr_qps; i++) {
+	for (unsigned i = 0; i < nr_qps; i++)
 		w->qp[i] = qps[i];
-		if (dp_queue_init(&w->dp[i], qps[i], w->discard) < 0) {
-			w->nr_qps = i;
-			net_worker_stop(w);
-			return vmm_err_set(err, ENOMEM, "out of memory for queue pair %u", qps[i]->index);
-		}
-	}
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);
 	/* Workers need little stack; keep the VMM's footprint small. */
@@ -99,11 +92,8 @@ void net_worker_stop(struct net_worker *w)
 		}
 		pthread_join(w->thread, NULL);
 	}
-	for (unsigned i = 0; i < w->nr_qps; i++)
-		dp_queue_destroy(&w->dp[i]);
 	if (w->stop_fd >= 0)
 		close(w->stop_fd);
-	free(w->discard);
 	free(w);
 }
 

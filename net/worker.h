@@ -29,9 +29,7 @@ struct net_worker_config {
 struct net_worker {
 	struct net_worker_config cfg;
 	struct net_queue_pair *qp[NET_WORKER_MAX_QPS];
-	struct dp_queue dp[NET_WORKER_MAX_QPS];
 	unsigned nr_qps;
-	uint8_t *discard;       /* DP_DISCARD_BYTES, shared by this worker's queues */
 	int stop_fd;            /* eventfd: leave the loop */
 	pthread_t thread;
 	bool started;

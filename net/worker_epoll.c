@@ -3,6 +3,8 @@
  * a non-blocking backend fd, epoll for kicks and backend readiness. */
 #include "net/worker.h"
 
+#include "net/packet.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -33,7 +35,7 @@ static int ep_add(struct epoll_loop *l, int fd, uint32_t events, uint64_t tag)
  * otherwise frames stay queued in the kernel until the RX kick. */
 static void ep_poll_backend(struct epoll_loop *l, unsigned i, bool on)
 {
-	if (l->backend_polled[i] == on)
+	if (l->backend_polled[i] == on || l->w->qp[i]->fd < 0)
 		return;
 	struct epoll_event ev = { .events = on ? EPOLLIN : 0, .data.u64 = ev_pack(EV_BACKEND, i) };
 	epoll_ctl(l->epfd, EPOLL_CTL_MOD, l->w->qp[i]->fd, &ev);
@@ -42,7 +44,7 @@ static void ep_poll_backend(struct epoll_loop *l, unsigned i, bool on)
 
 static void ep_tx(struct epoll_loop *l, unsigned i)
 {
-	struct dp_queue *dp = &l->w->dp[i];
+	struct dp_queue *dp = l->w->qp[i]->dp;
 	struct guest_chain c;
 	while (dp_tx_pop(dp, &c) > 0) {
 		ssize_t n = writev(dp->qp->fd, c.iov, c.nr_readable);
@@ -52,7 +54,12 @@ static void ep_tx(struct epoll_loop *l, unsigned i)
 
 static void ep_rx(struct epoll_loop *l, unsigned i)
 {
-	struct dp_queue *dp = &l->w->dp[i];
+	struct dp_queue *dp = l->w->qp[i]->dp;
+	if (l->w->qp[i]->rx_ring) {
+		/* Ring empty: wait for readability; no guest buffers: for the kick. */
+		ep_poll_backend(l, i, pkt_ring_consume(l->w->qp[i]->rx_ring, dp) == 0);
+		return;
+	}
 	struct dp_read r;
 	for (;;) {
 		int rc = dp_rx_prepare(dp, &r);
@@ -88,11 +95,11 @@ static void ep_handle(struct epoll_loop *l, const struct epoll_event *ev)
 		break;
 	case EV_RX_KICK:
 		ep_drain_eventfd(l->w->qp[i]->rx.kick_fd);
-		dp_rx_kicked(&l->w->dp[i]);
+		dp_rx_kicked(l->w->qp[i]->dp);
 		break;
 	case EV_TX_KICK:
 		ep_drain_eventfd(l->w->qp[i]->tx.kick_fd);
-		dp_tx_kicked(&l->w->dp[i]);
+		dp_tx_kicked(l->w->qp[i]->dp);
 		break;
 	case EV_BACKEND:
 		break;   /* ep_rx reads on the next pass */
@@ -104,7 +111,7 @@ static void ep_flush(struct epoll_loop *l)
 	bool want[NET_WORKER_MAX_QPS] = { false };
 	bool any = false;
 	for (unsigned i = 0; i < l->w->nr_qps; i++) {
-		want[i] = dp_flush(&l->w->dp[i]);
+		want[i] = dp_flush(l->w->qp[i]->dp);
 		any |= want[i];
 	}
 	if (any)
@@ -122,10 +129,14 @@ static int ep_setup(struct epoll_loop *l, struct net_worker *w)
 		return -errno;
 	for (unsigned i = 0; i < w->nr_qps; i++) {
 		struct net_queue_pair *qp = w->qp[i];
-		fcntl(qp->fd, F_SETFL, fcntl(qp->fd, F_GETFL) | O_NONBLOCK);
+		if (qp->fd >= 0)
+			fcntl(qp->fd, F_SETFL, fcntl(qp->fd, F_GETFL) | O_NONBLOCK);
 		if (ep_add(l, qp->rx.kick_fd, EPOLLIN, ev_pack(EV_RX_KICK, i)) < 0 ||
-		    ep_add(l, qp->tx.kick_fd, EPOLLIN, ev_pack(EV_TX_KICK, i)) < 0 ||
-		    ep_add(l, qp->fd, 0, ev_pack(EV_BACKEND, i)) < 0)
+		    ep_add(l, qp->tx.kick_fd, EPOLLIN, ev_pack(EV_TX_KICK, i)) < 0)
+			return -errno;
+		/* An inactive packet queue has no socket until it is activated
+		 * (and then the worker is restarted). */
+		if (qp->fd >= 0 && ep_add(l, qp->fd, 0, ev_pack(EV_BACKEND, i)) < 0)
 			return -errno;
 	}
 	return 0;

@@ -2,16 +2,23 @@
  *  - TX: drain the avail ring, one writev SQE per frame straight from guest
  *    memory, all submitted with one io_uring_enter; tap writes complete
  *    inline, so their CQEs are reaped in the same iteration;
- *  - RX: keep up to URING_RX_READS readv SQEs posted into guest buffers;
- *    each completes when a frame arrives;
+ *  - RX: once the backend is readable, one batch of up to URING_RX_READS
+ *    readv SQEs straight into guest buffers on the non-blocking fd. They
+ *    run in order within one io_uring_enter, so frames keep their order;
+ *    the first -EAGAIN ends the batch and re-arms a poll on the fd.
+ *    (Reads left waiting in the kernel would complete in any order and
+ *    reorder a flow.)
  *  - kicks: one read SQE on each kick eventfd.
  * After reaping, used rings are published and each device is interrupted
  * at most once per iteration. */
 #include "net/worker.h"
 
+#include "net/packet.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +28,7 @@
 #define URING_RX_READS  32     /* reads posted per queue pair */
 #define URING_TX_BATCH  64     /* writes in flight per queue pair */
 
-enum op_type { OP_RX_READ = 1, OP_TX_WRITE, OP_RX_KICK, OP_TX_KICK, OP_STOP, OP_CANCEL };
+enum op_type { OP_RX_READ = 1, OP_TX_WRITE, OP_RX_KICK, OP_TX_KICK, OP_STOP, OP_CANCEL, OP_RX_POLL };
 
 /* user_data: type | queue pair | slot */
 static uint64_t op_pack(enum op_type t, unsigned qp, unsigned slot)
@@ -41,6 +48,9 @@ struct uring_qp {
 	unsigned nr_tx_free;
 	uint64_t rx_kick_buf, tx_kick_buf;
 	bool was_active;
+	bool rx_poll_armed;      /* waiting for the backend to be readable */
+	bool rx_need_poll;       /* the last batch drained the backend */
+	unsigned rx_batch;       /* reads of the current batch not yet completed */
 };
 
 struct uring_loop {
@@ -77,7 +87,7 @@ static void arm_read_u64(struct uring_loop *l, int fd, uint64_t *buf, uint64_t t
 static void uring_tx(struct uring_loop *l, unsigned i)
 {
 	struct uring_qp *uq = &l->q[i];
-	struct dp_queue *dp = &l->w->dp[i];
+	struct dp_queue *dp = l->w->qp[i]->dp;
 	while (uq->nr_tx_free) {
 		uint16_t slot = uq->tx_free[uq->nr_tx_free - 1];
 		struct guest_chain *c = &uq->tx[slot];
@@ -94,11 +104,46 @@ static void uring_tx(struct uring_loop *l, unsigned i)
 	}
 }
 
-/* Keep reads posted while the guest has buffers. */
-static void uring_rx(struct uring_loop *l, unsigned i)
+static void uring_arm_poll(struct uring_loop *l, unsigned i)
+{
+	struct io_uring_sqe *sqe = loop_sqe(l);
+	if (!sqe)
+		return;
+	io_uring_prep_poll_add(sqe, l->w->qp[i]->fd, POLLIN);
+	io_uring_sqe_set_data64(sqe, op_pack(OP_RX_POLL, i, 0));
+	l->q[i].rx_poll_armed = true;
+	l->q[i].rx_need_poll = false;
+}
+
+/* Packet ring: copy out what is ready; when nothing is, wait for the
+ * socket to become readable (one block handed over per wake-up). */
+static void uring_rx_ring(struct uring_loop *l, unsigned i)
 {
 	struct uring_qp *uq = &l->q[i];
-	struct dp_queue *dp = &l->w->dp[i];
+	struct net_queue_pair *qp = l->w->qp[i];
+	if (uq->rx_poll_armed || pkt_ring_consume(qp->rx_ring, qp->dp) != 0)
+		return;   /* armed, no guest buffers (the RX kick resumes us), or broken */
+	uring_arm_poll(l, i);
+}
+
+
+
+/* One batch of reads while the guest has buffers and the backend has
+ * frames; a poll when it has none. */
+static void uring_rx(struct uring_loop *l, unsigned i)
+{
+	if (l->w->qp[i]->rx_ring) {
+		uring_rx_ring(l, i);
+		return;
+	}
+	struct uring_qp *uq = &l->q[i];
+	struct dp_queue *dp = l->w->qp[i]->dp;
+	if (uq->rx_poll_armed || uq->rx_batch)
+		return;
+	if (uq->rx_need_poll) {
+		uring_arm_poll(l, i);
+		return;
+	}
 	while (uq->nr_read_free) {
 		uint16_t slot = uq->read_free[uq->nr_read_free - 1];
 		struct dp_read *r = &uq->read[slot];
@@ -110,27 +155,23 @@ static void uring_rx(struct uring_loop *l, unsigned i)
 			return;
 		}
 		uq->nr_read_free--;
+		uq->rx_batch++;
 		io_uring_prep_readv(sqe, dp->qp->fd, r->iov, r->nr_iov, 0);
 		io_uring_sqe_set_data64(sqe, op_pack(OP_RX_READ, i, slot));
 	}
 }
 
-/* A pair that VQ_PAIRS_SET turned off: take back its posted reads. */
+/* A pair that VQ_PAIRS_SET turned off: stop waiting on its backend
+ * (reads never wait, only the poll does). */
 static void uring_deactivate(struct uring_loop *l, unsigned i)
 {
-	struct uring_qp *uq = &l->q[i];
-	for (unsigned s = 0; s < URING_RX_READS; s++) {
-		bool free_slot = false;
-		for (unsigned k = 0; k < uq->nr_read_free; k++)
-			free_slot |= uq->read_free[k] == s;
-		if (free_slot)
-			continue;
-		struct io_uring_sqe *sqe = loop_sqe(l);
-		if (!sqe)
-			return;
-		io_uring_prep_cancel64(sqe, op_pack(OP_RX_READ, i, s), 0);
-		io_uring_sqe_set_data64(sqe, op_pack(OP_CANCEL, i, s));
-	}
+	if (!l->q[i].rx_poll_armed)
+		return;
+	struct io_uring_sqe *sqe = loop_sqe(l);
+	if (!sqe)
+		return;
+	io_uring_prep_cancel64(sqe, op_pack(OP_RX_POLL, i, 0), 0);
+	io_uring_sqe_set_data64(sqe, op_pack(OP_CANCEL, i, 0));
 }
 
 static void uring_complete(struct uring_loop *l, struct io_uring_cqe *cqe)
@@ -138,12 +179,15 @@ static void uring_complete(struct uring_loop *l, struct io_uring_cqe *cqe)
 	uint64_t d = io_uring_cqe_get_data64(cqe);
 	unsigned i = op_qp(d), slot = op_slot(d);
 	struct uring_qp *uq = &l->q[i];
-	struct dp_queue *dp = &l->w->dp[i];
+	struct dp_queue *dp = l->w->qp[i]->dp;
 	l->outstanding--;
 	switch (op_type_of(d)) {
 	case OP_RX_READ:
 		dp_rx_complete(dp, &uq->read[slot], cqe->res);
 		uq->read_free[uq->nr_read_free++] = (uint16_t)slot;
+		uq->rx_batch--;
+		if (cqe->res == -EAGAIN)
+			uq->rx_need_poll = true;   /* drained: wait for readability */
 		break;
 	case OP_TX_WRITE:
 		dp_tx_complete(dp, &uq->tx[slot], cqe->res);
@@ -161,6 +205,9 @@ static void uring_complete(struct uring_loop *l, struct io_uring_cqe *cqe)
 		break;
 	case OP_STOP:
 		l->stopping = true;
+		break;
+	case OP_RX_POLL:
+		uq->rx_poll_armed = false;   /* the next service pass consumes */
 		break;
 	case OP_CANCEL:
 		break;
@@ -183,7 +230,7 @@ static void uring_flush(struct uring_loop *l)
 	bool want[NET_WORKER_MAX_QPS] = { false };
 	bool any = false;
 	for (unsigned i = 0; i < l->w->nr_qps; i++) {
-		want[i] = dp_flush(&l->w->dp[i]);
+		want[i] = dp_flush(l->w->qp[i]->dp);
 		any |= want[i];
 	}
 	if (any)
@@ -245,9 +292,11 @@ static int uring_setup(struct uring_loop *l, struct net_worker *w)
 			uq->read_free[uq->nr_read_free++] = (uint16_t)s;
 		for (unsigned s = 0; s < URING_TX_BATCH; s++)
 			uq->tx_free[uq->nr_tx_free++] = (uint16_t)s;
-		/* Blocking backend fd: a posted read waits for a frame. */
+		/* Non-blocking backend fd: a read with no frame fails at once
+		 * instead of waiting out of order (see the top of this file). */
 		int fd = w->qp[i]->fd;
-		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		if (fd >= 0)
+			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 		arm_read_u64(l, w->qp[i]->rx.kick_fd, &uq->rx_kick_buf, op_pack(OP_RX_KICK, i, 0));
 		arm_read_u64(l, w->qp[i]->tx.kick_fd, &uq->tx_kick_buf, op_pack(OP_TX_KICK, i, 0));
 	}

@@ -15,6 +15,7 @@ void minivmm_net_config_init(struct minivmm_net_config *net)
 	net->mtu = 1500;
 	net->queue_size = 256;
 	net->engine = MINIVMM_ENGINE_URING;
+	net->qdisc_bypass = 1;
 }
 
 int net_config_parse_mac(const char *text, unsigned char mac[6])
@@ -107,6 +108,35 @@ static int net_apply(struct minivmm_net_config *net, const char *key, const char
 	if (strcmp(key, "poll-us") == 0) {
 		if (cli_parse_uint(value, 0, 1000000, &net->poll_us))
 			return vmm_err_set(err, EINVAL, "--net poll-us: '%s' is not a number from 0 to 1000000", value);
+		return 0;
+	}
+	if (strcmp(key, "fanout") == 0) {
+		static const struct { const char *name; unsigned type; } modes[] = {
+			{ "hash", 0 }, { "lb", 1 }, { "cpu", 2 }, { "qm", 5 },
+		};
+		for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+			if (strcmp(value, modes[i].name) == 0) {
+				net->fanout = modes[i].type;
+				return 0;
+			}
+		return vmm_err_set(err, EINVAL, "--net fanout: '%s' is not hash, cpu, lb or qm", value);
+	}
+	if (strcmp(key, "rx") == 0) {
+		if (strcmp(value, "ring") == 0)
+			net->rx_recv = 0;
+		else if (strcmp(value, "recv") == 0)
+			net->rx_recv = 1;
+		else
+			return vmm_err_set(err, EINVAL, "--net rx: '%s' is not ring or recv", value);
+		return 0;
+	}
+	if (strcmp(key, "qdisc-bypass") == 0) {
+		if (strcmp(value, "on") == 0)
+			net->qdisc_bypass = 1;
+		else if (strcmp(value, "off") == 0)
+			net->qdisc_bypass = 0;
+		else
+			return vmm_err_set(err, EINVAL, "--net qdisc-bypass: '%s' is not on or off", value);
 		return 0;
 	}
 	return vmm_err_set(err, EINVAL, "--net: unknown key '%s' (" NET_SYNTAX ")", key);

@@ -10,6 +10,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "net/datapath.h"
+#include "net/packet.h"
 #include "net/tap.h"
 
 #define F(bit) (1ull << (bit))
@@ -28,6 +30,9 @@ static uint64_t vnet_offered_features(const struct virtio_net *n)
 		     F(VIRTIO_NET_F_CTRL_MAC_ADDR) | F(VIRTIO_NET_F_CTRL_GUEST_OFFLOADS);
 	if (n->nr_pairs > 1)
 		f |= F(VIRTIO_NET_F_MQ);
+	/* Offer only what the backend can carry towards the guest. */
+	if (!n->backend.guest_gso)
+		f &= ~(F(VIRTIO_NET_F_GUEST_TSO4) | F(VIRTIO_NET_F_GUEST_TSO6) | F(VIRTIO_NET_F_GUEST_ECN));
 	return f;
 }
 
@@ -151,11 +156,31 @@ static void vnet_setup_pair(struct virtio_net *n, unsigned p, uint64_t features)
 	qp->tx = (struct net_ring){ .ring = &n->vq[vnet_tx_queue(p)],
 				    .kick_fd = n->transport->kick_fd[vnet_tx_queue(p)] };
 	qp->fd = n->backend.fd[p];
+	qp->rx_ring = n->backend.ring[p];
 	qp->vnet_hdr_len = sizeof(struct virtio_net_hdr_v1);
 	qp->rx_frame_max = vnet_rx_frame_max(n, features);
 	qp->mrg_rxbuf = features & F(VIRTIO_NET_F_MRG_RXBUF);
+	qp->guest_gso = features & (F(VIRTIO_NET_F_GUEST_TSO4) | F(VIRTIO_NET_F_GUEST_TSO6));
 	qp->rx_ring_size = n->vq[vnet_rx_queue(p)].size;
 	qp->active = false;
+}
+
+static int vnet_create_datapaths(struct virtio_net *n, unsigned pairs, struct vmm_err *err)
+{
+	for (unsigned p = 0; p < pairs; p++) {
+		n->qp[p].dp = dp_queue_create(&n->qp[p]);
+		if (!n->qp[p].dp)
+			return vmm_err_set(err, ENOMEM, "out of memory for queue pair %u", p);
+	}
+	return 0;
+}
+
+static void vnet_free_datapaths(struct virtio_net *n)
+{
+	for (unsigned p = 0; p < n->nr_pairs; p++) {
+		dp_queue_free(n->qp[p].dp);
+		n->qp[p].dp = NULL;
+	}
 }
 
 static int vnet_start_workers(struct virtio_net *n, unsigned usable_pairs, struct vmm_err *err)
@@ -205,23 +230,41 @@ static void vnet_poke_workers(struct virtio_net *n)
 		}
 }
 
+static void vnet_log_error(struct virtio_net *n, const char *what, const struct vmm_err *e)
+{
+	char line[320];
+	snprintf(line, sizeof(line), "net%u: %s: %s", n->index, what, e->msg);
+	vm_events_log(n->ev, line);
+}
+
 int vnet_set_active_pairs(struct virtio_net *n, unsigned k)
 {
-	if (k < 1 || k > n->nr_pairs)
+	if (k < 1 || k > n->nr_pairs || (n->activated && k > n->usable_pairs))
 		return -EINVAL;
+	/* A backend that swaps fds to steer (packet sockets) needs its workers
+	 * stopped meanwhile; their queue state lives on in qp->dp. */
+	bool restart = n->activated && n->backend.ops->restart_to_steer && k != n->active_pairs;
+	if (restart)
+		vnet_stop_workers(n);
 	/* Steer the backend first, so no frame lands on a pair being shut. */
 	for (unsigned p = 0; p < n->nr_pairs; p++) {
 		struct vmm_err e = { 0 };
-		if (n->backend.ops->set_queue_active(&n->backend, p, p < k, &e) < 0) {
-			char line[320];
-			snprintf(line, sizeof(line), "net%u: queue %u: %s", n->index, p, e.msg);
-			vm_events_log(n->ev, line);
-		}
+		if (n->backend.ops->set_queue_active(&n->backend, p, p < k, &e) < 0)
+			vnet_log_error(n, "cannot steer the backend", &e);
+		n->qp[p].fd = n->backend.fd[p];
+		n->qp[p].rx_ring = n->backend.ring[p];
 		__atomic_store_n(&n->qp[p].active, p < k && n->activated, __ATOMIC_RELEASE);
 	}
 	n->active_pairs = k;
-	if (n->activated)
+	if (restart) {
+		struct vmm_err e = { 0 };
+		if (vnet_start_workers(n, n->usable_pairs, &e) < 0) {
+			vnet_log_error(n, "cannot restart queue workers", &e);
+			virtio_mmio_set_needs_reset(n->transport, e.msg);
+		}
+	} else if (n->activated) {
 		vnet_poke_workers(n);
+	}
 	return 0;
 }
 
@@ -244,14 +287,18 @@ static int vnet_activate_locked(struct virtio_net *n, uint64_t features, struct 
 	if (rc)
 		return rc;
 	n->features = features;
+	n->usable_pairs = pairs;
 	for (unsigned p = 0; p < pairs; p++)
 		vnet_setup_pair(n, p, features);
-	rc = vnet_start_workers(n, pairs, err);
+	rc = vnet_create_datapaths(n, pairs, err);
+	if (rc == 0)
+		rc = vnet_start_workers(n, pairs, err);
 	if (rc == 0 && ctrl)
 		rc = vnet_ctrl_start(n, err);
 	if (rc) {
 		vnet_ctrl_stop(n);
 		vnet_stop_workers(n);
+		vnet_free_datapaths(n);
 		return rc;
 	}
 	n->activated = true;
@@ -277,6 +324,7 @@ static void vnet_reset(void *dev)
 	vnet_ctrl_stop(n);
 	pthread_mutex_lock(&n->lock);
 	vnet_stop_workers(n);
+	vnet_free_datapaths(n);
 	n->activated = false;
 	n->features = 0;
 	vnet_set_active_pairs(n, 1);
@@ -317,8 +365,6 @@ int virtio_net_create(struct virtio_net **out, unsigned index, const struct mini
 		      unsigned gsi, const struct vm_events *ev, struct vmm_err *err)
 {
 	*out = NULL;
-	if (cfg->backend != MINIVMM_NET_TAP)
-		return vmm_err_set(err, ENOTSUP, "net%u: the packet backend is not available yet", index);
 	struct virtio_net *n = calloc(1, sizeof(*n));
 	if (!n)
 		return vmm_err_set(err, ENOMEM, "out of memory for net%u", index);
@@ -338,8 +384,12 @@ int virtio_net_create(struct virtio_net **out, unsigned index, const struct mini
 		n->backend.fd[q] = -1;
 	*out = n;
 
-	n->backend.ops = &tap_backend_ops;
+	n->backend.ops = cfg->backend == MINIVMM_NET_PACKET ? &packet_backend_ops : &tap_backend_ops;
 	n->backend.nr_queues = cfg->queues;
+	n->backend.mtu = cfg->mtu;
+	n->backend.fanout = cfg->fanout;
+	n->backend.rx_ring = !cfg->rx_recv;
+	n->backend.qdisc_bypass = cfg->qdisc_bypass;
 	snprintf(n->backend.ifname, sizeof(n->backend.ifname), "%s", cfg->ifname);
 	int rc = n->backend.ops->open(&n->backend, err);
 	if (rc)

@@ -43,6 +43,7 @@ struct virtio_net {
 	bool activated;
 	unsigned nr_pairs;                 /* = cfg.queues */
 	unsigned active_pairs;
+	unsigned usable_pairs;             /* pairs set up at DRIVER_OK (1 without MQ) */
 	uint8_t mac[6];
 	uint16_t mtu;
 

@@ -86,6 +86,10 @@ void virtio_net_print_stats(struct virtio_net *n, FILE *out, bool json, bool fir
 {
 	/* Workers may be starting or stopping: hold the device lock. */
 	pthread_mutex_lock(&n->lock);
+	/* The kernel's drop counters (packet sockets) reset when read: fold
+	 * them into ours. Only this function writes backend_drops. */
+	for (unsigned p = 0; p < n->nr_pairs; p++)
+		NET_STAT_ADD(&n->qp[p], backend_drops, net_backend_take_drops(&n->backend, p));
 	if (json) {
 		if (!first)
 			fputc(',', out);

@@ -1,0 +1,318 @@
+#include "net/packet.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <linux/virtio_net.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "net/backend.h"
+
+#ifndef PACKET_VNET_HDR_SZ
+#define PACKET_VNET_HDR_SZ 24   /* Linux 6.2+: vnet header size (we need 12) */
+#endif
+
+#define RING_BLOCK_SIZE   (256 * 1024)
+#define RING_BLOCKS       4
+#define RING_FRAME_SIZE   2048
+#define RING_RETIRE_MS    1      /* a partly filled block is handed over after this */
+#define VNET_HDR_LEN      12     /* struct virtio_net_hdr_v1 */
+
+/* ---- ring ------------------------------------------------------------- */
+
+static struct tpacket_block_desc *ring_block(const struct pkt_ring *r, unsigned b)
+{
+	return (struct tpacket_block_desc *)(r->map + (size_t)b * r->block_size);
+}
+
+bool pkt_ring_ready(const struct pkt_ring *r)
+{
+	const struct tpacket_block_desc *bd = ring_block(r, r->block);
+	return __atomic_load_n(&bd->hdr.bh1.block_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER;
+}
+
+static void ring_release_block(struct pkt_ring *r)
+{
+	struct tpacket_block_desc *bd = ring_block(r, r->block);
+	__atomic_store_n(&bd->hdr.bh1.block_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
+	r->block = (r->block + 1) % r->nr_blocks;
+	r->frames_left = 0;
+	r->frame = NULL;
+}
+
+static uint16_t csum_fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+bool pkt_fix_checksum(uint8_t *frame, uint32_t len, uint16_t csum_start, uint16_t csum_offset)
+{
+	if ((uint32_t)csum_start + csum_offset + 2 > len)
+		return false;
+	/* The field already holds the pseudo-header sum; add the rest. */
+	uint32_t sum = 0;
+	for (uint32_t i = csum_start; i + 1 < len; i += 2)
+		sum += (uint32_t)(frame[i] << 8 | frame[i + 1]);
+	if ((len - csum_start) & 1)
+		sum += (uint32_t)frame[len - 1] << 8;
+	uint16_t c = csum_fold(sum);
+	frame[csum_start + csum_offset] = (uint8_t)(c >> 8);
+	frame[csum_start + csum_offset + 1] = (uint8_t)c;
+	return true;
+}
+
+/* One frame: the 12-byte vnet header sits just before the MAC header. */
+static int ring_deliver_frame(struct pkt_ring *r, struct dp_queue *dp, struct tpacket3_hdr *h)
+{
+	if (h->tp_mac < VNET_HDR_LEN || h->tp_snaplen < h->tp_len) {
+		NET_STAT_ADD(dp->qp, rx_dropped, 1);   /* truncated: larger than the ring's frames */
+		return 1;
+	}
+	uint8_t *hdr = (uint8_t *)h + h->tp_mac - VNET_HDR_LEN;
+	struct virtio_net_hdr_v1 *vh = (struct virtio_net_hdr_v1 *)hdr;
+	if (!r->guest_csum && (vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM)) {
+		if (!pkt_fix_checksum(hdr + VNET_HDR_LEN, h->tp_snaplen, vh->csum_start,
+				      vh->csum_offset)) {
+			NET_STAT_ADD(dp->qp, rx_dropped, 1);
+			return 1;
+		}
+		vh->flags &= (uint8_t)~VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	}
+	if (vh->gso_type != VIRTIO_NET_HDR_GSO_NONE && !dp->qp->guest_gso) {
+		NET_STAT_ADD(dp->qp, rx_dropped, 1);   /* a GSO frame the guest cannot take */
+		return 1;
+	}
+	vh->num_buffers = 0;
+	return dp_rx_deliver(dp, hdr, VNET_HDR_LEN + h->tp_snaplen);
+}
+
+int pkt_ring_consume(struct pkt_ring *r, struct dp_queue *dp)
+{
+	for (;;) {
+		if (!r->frame) {
+			if (!pkt_ring_ready(r))
+				return 0;
+			struct tpacket_block_desc *bd = ring_block(r, r->block);
+			r->frames_left = bd->hdr.bh1.num_pkts;
+			r->frame = (uint8_t *)bd + bd->hdr.bh1.offset_to_first_pkt;
+			if (r->frames_left == 0) {
+				ring_release_block(r);
+				continue;
+			}
+		}
+		struct tpacket3_hdr *h = (struct tpacket3_hdr *)r->frame;
+		int rc = ring_deliver_frame(r, dp, h);
+		if (rc <= 0)
+			return rc < 0 ? -1 : 1;   /* no guest buffers: keep this frame for later */
+		r->frames_left--;
+		if (r->frames_left == 0)
+			ring_release_block(r);
+		else
+			r->frame += h->tp_next_offset;
+	}
+}
+
+/* ---- sockets ----------------------------------------------------------- */
+
+static int setopt(int fd, int opt, int value)
+{
+	return setsockopt(fd, SOL_PACKET, opt, &value, sizeof(value));
+}
+
+static int packet_check_interface(struct net_backend *b, int fd, unsigned *ifindex,
+				  struct vmm_err *err)
+{
+	*ifindex = if_nametoindex(b->ifname);
+	if (*ifindex == 0)
+		return vmm_err_set(err, ENODEV, "packet backend: no interface '%s'", b->ifname);
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", b->ifname);
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0 && !(ifr.ifr_flags & IFF_UP))
+		return vmm_err_set(err, ENETDOWN, "packet backend: interface '%s' is down (ip link set %s up)",
+				   b->ifname, b->ifname);
+	if (ioctl(fd, SIOCGIFMTU, &ifr) == 0 && (unsigned)ifr.ifr_mtu < b->mtu)
+		return vmm_err_set(err, EINVAL,
+				   "packet backend: interface '%s' has MTU %d, smaller than the guest's %u (lower --net mtu=)",
+				   b->ifname, ifr.ifr_mtu, b->mtu);
+	return 0;
+}
+
+static int packet_setup_ring(struct net_backend *b, unsigned q, struct vmm_err *err)
+{
+	int fd = b->fd[q];
+	struct tpacket_req3 req = {
+		.tp_block_size = RING_BLOCK_SIZE, .tp_block_nr = RING_BLOCKS,
+		.tp_frame_size = RING_FRAME_SIZE,
+		.tp_frame_nr = RING_BLOCK_SIZE / RING_FRAME_SIZE * RING_BLOCKS,
+		.tp_retire_blk_tov = RING_RETIRE_MS,
+	};
+	if (setopt(fd, PACKET_VERSION, TPACKET_V3) < 0 ||
+	    setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)) < 0)
+		return vmm_err_sys(err, errno, "packet backend: TPACKET_V3 receive ring");
+	struct pkt_ring *r = calloc(1, sizeof(*r));
+	if (!r)
+		return vmm_err_set(err, ENOMEM, "out of memory for a packet ring");
+	r->block_size = RING_BLOCK_SIZE;
+	r->nr_blocks = RING_BLOCKS;
+	r->map_len = (size_t)RING_BLOCK_SIZE * RING_BLOCKS;
+	r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (r->map == MAP_FAILED) {
+		int e = errno;
+		free(r);
+		return vmm_err_sys(err, e, "packet backend: mmap of the receive ring");
+	}
+	r->guest_csum = b->offloads & 1;
+	b->ring[q] = r;
+	return 0;
+}
+
+/* Every queue's socket: vnet headers, ring, bound, in the fanout group. */
+static int packet_open_queue(struct net_backend *b, unsigned q, unsigned ifindex,
+			     struct vmm_err *err)
+{
+	int fd = b->fd[q];
+	if (setopt(fd, PACKET_VNET_HDR, 1) < 0)
+		return vmm_err_sys(err, errno, "packet backend: PACKET_VNET_HDR");
+	if (setopt(fd, PACKET_VNET_HDR_SZ, VNET_HDR_LEN) < 0)
+		return vmm_err_sys(err, errno, "packet backend: 12-byte vnet headers need Linux 6.2 or later (PACKET_VNET_HDR_SZ)");
+	if (b->qdisc_bypass && setopt(fd, PACKET_QDISC_BYPASS, 1) < 0)
+		return vmm_err_sys(err, errno, "packet backend: PACKET_QDISC_BYPASS");
+	/* The guest must not see its own transmissions. */
+	if (setopt(fd, PACKET_IGNORE_OUTGOING, 1) < 0)
+		return vmm_err_sys(err, errno, "packet backend: PACKET_IGNORE_OUTGOING");
+	if (b->rx_ring) {
+		int rc = packet_setup_ring(b, q, err);
+		if (rc)
+			return rc;
+	}
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL),
+				   .sll_ifindex = (int)ifindex };
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0)
+		return vmm_err_sys(err, errno, "packet backend: bind to '%s'", b->ifname);
+	/* Promiscuous while the socket lives: the guest has its own MAC. */
+	struct packet_mreq mr = { .mr_ifindex = (int)ifindex, .mr_type = PACKET_MR_PROMISC };
+	if (setsockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof(mr)) < 0)
+		return vmm_err_sys(err, errno, "packet backend: promiscuous mode on '%s'", b->ifname);
+	if (b->nr_queues > 1) {
+		/* One group per VMM process and device: id from pid and ifindex. */
+		int id = (int)(((unsigned)getpid() ^ (ifindex << 8)) & 0xffff);
+		if (setopt(fd, PACKET_FANOUT, id | ((int)b->fanout << 16)) < 0)
+			return vmm_err_sys(err, errno, "packet backend: PACKET_FANOUT");
+	}
+	return 0;
+}
+
+static void packet_close_queue(struct net_backend *b, unsigned q)
+{
+	if (b->ring[q]) {
+		munmap(b->ring[q]->map, b->ring[q]->map_len);
+		free(b->ring[q]);
+		b->ring[q] = NULL;
+	}
+	if (b->fd[q] >= 0)
+		close(b->fd[q]);
+	b->fd[q] = -1;
+}
+
+static void packet_close(struct net_backend *b)
+{
+	for (unsigned q = 0; q < b->nr_queues; q++)
+		packet_close_queue(b, q);
+}
+
+static int packet_socket(struct net_backend *b, unsigned q, struct vmm_err *err)
+{
+	b->fd[q] = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
+	if (b->fd[q] < 0) {
+		int e = errno;
+		return e == EPERM || e == EACCES
+			? vmm_err_set(err, e, "packet backend: raw sockets need CAP_NET_RAW")
+			: vmm_err_sys(err, e, "packet backend: socket");
+	}
+	return 0;
+}
+
+static int packet_open(struct net_backend *b, struct vmm_err *err)
+{
+	for (unsigned q = 0; q < b->nr_queues; q++)
+		b->fd[q] = -1;
+	int rc = 0;
+	for (unsigned q = 0; q < b->nr_queues && rc == 0; q++) {
+		rc = packet_socket(b, q, err);
+		if (rc == 0 && q == 0)
+			rc = packet_check_interface(b, b->fd[0], &b->ifindex, err);
+		if (rc == 0)
+			rc = packet_open_queue(b, q, b->ifindex, err);
+	}
+	if (rc)
+		packet_close(b);
+	/* Ring frames are MTU-sized: no GSO frames towards the guest. */
+	b->guest_gso = false;
+	return rc;
+}
+
+static int packet_set_offload(struct net_backend *b, unsigned offloads, struct vmm_err *err)
+{
+	(void)err;
+	/* Checksums: frames the guest cannot finish are completed in
+	 * pkt_ring_consume (rx=ring) — see ring->guest_csum. */
+	b->offloads = offloads;
+	for (unsigned q = 0; q < b->nr_queues; q++)
+		if (b->ring[q])
+			b->ring[q]->guest_csum = offloads & 1;
+	return 0;
+}
+
+static int packet_set_queue_active(struct net_backend *b, unsigned q, bool active,
+				   struct vmm_err *err)
+{
+	/* A fanout group cannot skip a member: an inactive queue's socket
+	 * leaves the group (closed) so the kernel spreads over the rest, and
+	 * joins again when the queue is activated. */
+	if (b->nr_queues < 2)
+		return 0;
+	if (!active) {
+		packet_close_queue(b, q);
+		return 0;
+	}
+	if (b->fd[q] >= 0)
+		return 0;
+	int rc = packet_socket(b, q, err);
+	if (rc == 0)
+		rc = packet_open_queue(b, q, b->ifindex, err);
+	if (rc)
+		packet_close_queue(b, q);
+	return rc;
+}
+
+const struct net_backend_ops packet_backend_ops = {
+	.kind = "packet",
+	.open = packet_open,
+	.set_offload = packet_set_offload,
+	.set_queue_active = packet_set_queue_active,
+	.close = packet_close,
+	.restart_to_steer = true,
+};
+
+unsigned long long net_backend_take_drops(struct net_backend *b, unsigned q)
+{
+	if (b->ops != &packet_backend_ops || q >= b->nr_queues || b->fd[q] < 0)
+		return 0;
+	struct tpacket_stats_v3 st;
+	socklen_t len = sizeof(st);
+	memset(&st, 0, sizeof(st));
+	if (getsockopt(b->fd[q], SOL_PACKET, PACKET_STATISTICS, &st, &len) < 0)
+		return 0;
+	return st.tp_drops;   /* reading resets the kernel's counters */
+}

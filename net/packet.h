@@ -1,0 +1,36 @@
+/* AF_PACKET backend: one raw packet socket per queue pair, bound to a host
+ * interface, joined in one PACKET_FANOUT group; receive through a TPACKET_V3
+ * ring (default) or readv per frame. */
+#ifndef MINIVMM_NET_PACKET_H
+#define MINIVMM_NET_PACKET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "net/datapath.h"
+
+/* A TPACKET_V3 receive ring of one socket. */
+struct pkt_ring {
+	uint8_t *map;
+	size_t map_len;
+	unsigned block_size, nr_blocks;
+	unsigned block;              /* current block */
+	unsigned frames_left;        /* frames not yet taken from it, 0: not started */
+	uint8_t *frame;              /* next frame in the current block */
+	bool guest_csum;             /* the guest takes NEEDS_CSUM frames */
+};
+
+/* Deliver ready frames to the guest. Returns 1 if it stopped because the
+ * guest had no buffers (resume on the RX kick), 0 when no block is ready
+ * (wait for the socket to become readable), -1 if the guest ring broke. */
+int pkt_ring_consume(struct pkt_ring *r, struct dp_queue *dp);
+
+/* Is the current block ready for us? */
+bool pkt_ring_ready(const struct pkt_ring *r);
+
+/* Finish a checksum the kernel left to the receiver (NEEDS_CSUM), for a
+ * guest that did not negotiate GUEST_CSUM. frame starts at the Ethernet
+ * header; returns false if csum_start/offset fall outside it. */
+bool pkt_fix_checksum(uint8_t *frame, uint32_t len, uint16_t csum_start, uint16_t csum_offset);
+
+#endif
