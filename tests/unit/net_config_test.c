@@ -1,0 +1,286 @@
+/* The --net option: every key, the ways the pieces must fit together, and
+ * the messages a user sees for each mistake. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <string.h>
+
+#include "vmm/net_config.h"
+
+static int parse(const char *spec, struct minivmm_net_config *net, struct vmm_err *e)
+{
+	minivmm_net_config_init(net);
+	memset(e, 0, sizeof(*e));
+	return net_config_parse(spec, net, e);
+}
+
+static struct minivmm_net_config parse_ok(const char *spec)
+{
+	struct minivmm_net_config net;
+	struct vmm_err e;
+	cr_assert_eq(parse(spec, &net, &e), 0, "'%s': %s", spec, e.msg);
+	return net;
+}
+
+static void expect_error(const char *spec, const char *msg_part)
+{
+	struct minivmm_net_config net;
+	struct vmm_err e;
+	cr_assert_eq(parse(spec, &net, &e), -EINVAL, "'%s' should be refused", spec);
+	cr_assert_eq(e.code, EINVAL);
+	cr_assert(strstr(e.msg, msg_part), "'%s': message '%s' lacks '%s'", spec, e.msg, msg_part);
+}
+
+/* ---- good specs ------------------------------------------------------------ */
+
+Test(net_config, defaults)
+{
+	struct minivmm_net_config net;
+	minivmm_net_config_init(&net);
+	cr_assert_eq(net.backend, MINIVMM_NET_TAP);
+	cr_assert_str_eq(net.ifname, "");
+	cr_assert_eq(net.queues, 1);
+	cr_assert_eq(net.threads, 0);
+	cr_assert_eq(net.nr_cpus, 0);
+	cr_assert_eq(net.mac_set, 0);
+	cr_assert_eq(net.mtu, 1500);
+	cr_assert_eq(net.queue_size, 256);
+	cr_assert_eq(net.engine, MINIVMM_ENGINE_URING);
+	cr_assert_eq(net.poll_us, 0);
+}
+
+Test(net_config, tap_with_queues_threads_per_queue_and_cpus)
+{
+	/* CPUs 0 and 1: present on every machine these tests run on. */
+	struct minivmm_net_config net = parse_ok("tap=t0,queues=2,threads=per-queue,cpus=0-1");
+	cr_assert_eq(net.backend, MINIVMM_NET_TAP);
+	cr_assert_str_eq(net.ifname, "t0");
+	cr_assert_eq(net.queues, 2);
+	cr_assert_eq(net.threads, 0, "per-queue is 0");
+	cr_assert_eq(net.nr_cpus, 2);
+	cr_assert_eq(net.cpus[0], 0);
+	cr_assert_eq(net.cpus[1], 1);
+
+	net = parse_ok("tap=t0,queues=4,threads=2,cpus=1-1,cpus=0-1");
+	cr_assert_eq(net.queues, 4);
+	cr_assert_eq(net.threads, 2);
+	cr_assert_eq(net.nr_cpus, 2, "the last cpus= wins");
+}
+
+/* NET_SYNTAX says cpus=LIST and a CPU list may be "2,4,6" (vmm/cpulist.h);
+ * tests/integration/test_mq.sh runs "--net tap=t0,queues=2,cpus=1,0". */
+Test(net_config, cpus_comma_list_inside_the_net_spec)
+{
+	/* KNOWN BUG (left failing on purpose): net_config_parse splits the
+	 * whole spec on ',' before looking at keys, so "cpus=1,0" becomes
+	 * cpus=1 and a key "0" without a value: "--net: '0' needs a value". */
+	struct minivmm_net_config net;
+	struct vmm_err e;
+	cr_expect_eq(parse("tap=t0,queues=2,cpus=1,0", &net, &e), 0, "%s", e.msg);
+	cr_expect_eq(net.nr_cpus, 2);
+	cr_expect_eq(net.cpus[0], 1, "order kept: worker 0 on CPU 1");
+	cr_expect_eq(net.cpus[1], 0);
+	cr_expect_eq(parse("cpus=0,1,queues=2,mtu=9000", &net, &e), 0, "%s", e.msg);
+	cr_expect_eq(net.mtu, 9000);
+}
+
+Test(net_config, per_queue_threads_need_a_cpu_per_queue)
+{
+	/* threads=per-queue with 4 queues is 4 workers: two CPUs are too few. */
+	expect_error("tap=t0,queues=4,threads=per-queue,cpus=0-1",
+		     "2 CPUs listed for 4 worker threads");
+}
+
+Test(net_config, queues_alone)
+{
+	struct minivmm_net_config net = parse_ok("queues=4");
+	cr_assert_eq(net.backend, MINIVMM_NET_TAP);
+	cr_assert_str_eq(net.ifname, "", "the kernel picks the tap name");
+	cr_assert_eq(net.queues, 4);
+	cr_assert_eq(net.threads, 0);
+	cr_assert_eq(net.nr_cpus, 0);
+	net = parse_ok("queues=16");
+	cr_assert_eq(net.queues, 16);
+	net = parse_ok("tap");
+	cr_assert_eq(net.backend, MINIVMM_NET_TAP);
+	cr_assert_str_eq(net.ifname, "");
+}
+
+Test(net_config, packet_socket_on_an_interface)
+{
+	struct minivmm_net_config net = parse_ok("packet=eth0");
+	cr_assert_eq(net.backend, MINIVMM_NET_PACKET);
+	cr_assert_str_eq(net.ifname, "eth0");
+}
+
+Test(net_config, mac)
+{
+	struct minivmm_net_config net = parse_ok("mac=02:00:00:00:00:01");
+	cr_assert_eq(net.mac_set, 1);
+	const unsigned char want[6] = { 0x02, 0, 0, 0, 0, 0x01 };
+	cr_assert_eq(memcmp(net.mac, want, 6), 0);
+}
+
+Test(net_config, engine_poll_queue_size_and_mtu)
+{
+	struct minivmm_net_config net = parse_ok("engine=epoll");
+	cr_assert_eq(net.engine, MINIVMM_ENGINE_EPOLL);
+	net = parse_ok("engine=uring");
+	cr_assert_eq(net.engine, MINIVMM_ENGINE_URING);
+	net = parse_ok("engine=io_uring");
+	cr_assert_eq(net.engine, MINIVMM_ENGINE_URING);
+	net = parse_ok("poll-us=50");
+	cr_assert_eq(net.poll_us, 50);
+	net = parse_ok("queue-size=512");
+	cr_assert_eq(net.queue_size, 512);
+	net = parse_ok("queue-size=2");
+	cr_assert_eq(net.queue_size, 2);
+	net = parse_ok("queue-size=1024");
+	cr_assert_eq(net.queue_size, 1024);
+	net = parse_ok("mtu=9000");
+	cr_assert_eq(net.mtu, 9000);
+	net = parse_ok("mtu=68");
+	cr_assert_eq(net.mtu, 68);
+}
+
+Test(net_config, everything_at_once)
+{
+	struct minivmm_net_config net =
+		parse_ok("tap=vm0,queues=8,threads=2,cpus=0-1,mac=0a:1b:2c:3d:4e:5f,mtu=9000,"
+			 "queue-size=512,engine=epoll,poll-us=50");
+	cr_assert_str_eq(net.ifname, "vm0");
+	cr_assert_eq(net.queues, 8);
+	cr_assert_eq(net.threads, 2);
+	cr_assert_eq(net.nr_cpus, 2);
+	cr_assert_eq(net.mtu, 9000);
+	cr_assert_eq(net.queue_size, 512);
+	cr_assert_eq(net.engine, MINIVMM_ENGINE_EPOLL);
+	cr_assert_eq(net.poll_us, 50);
+	cr_assert_eq(net.mac[5], 0x5f);
+}
+
+Test(net_config, interface_name_of_fifteen_characters_fits)
+{
+	struct minivmm_net_config net = parse_ok("tap=abcdefghijklmno");
+	cr_assert_str_eq(net.ifname, "abcdefghijklmno");
+}
+
+/* ---- bad specs ------------------------------------------------------------- */
+
+Test(net_config, unknown_key)
+{
+	expect_error("tap=t0,colour=blue", "unknown key 'colour'");
+	expect_error("bogus=1", "unknown key 'bogus'");
+	struct minivmm_net_config net;
+	struct vmm_err e;
+	parse("bogus=1", &net, &e);
+	cr_assert(strstr(e.msg, NET_SYNTAX), "the message shows the grammar: %s", e.msg);
+}
+
+Test(net_config, key_without_value)
+{
+	expect_error("queues", "'queues' needs a value");
+	expect_error("packet", "'packet' needs a value");
+}
+
+Test(net_config, queues_out_of_range)
+{
+	expect_error("queues=0", "--net queues: '0' is not a number from 1 to 16");
+	expect_error("queues=17", "'17' is not a number from 1 to 16");
+	expect_error("queues=-1", "not a number");
+	expect_error("queues=two", "not a number");
+	expect_error("queues=", "not a number");
+}
+
+Test(net_config, more_threads_than_queues)
+{
+	expect_error("queues=2,threads=3", "--net threads=3: more threads than the 2 queue pairs");
+	expect_error("threads=2", "more threads than the 1 queue pairs");
+	expect_error("queues=2,threads=0", "not per-queue or a number from 1 to 16");
+	expect_error("queues=2,threads=x", "not per-queue");
+}
+
+Test(net_config, fewer_cpus_than_workers)
+{
+	expect_error("queues=4,threads=2,cpus=0", "1 CPUs listed for 2 worker threads");
+	expect_error("queues=2,cpus=1", "1 CPUs listed for 2 worker threads");
+}
+
+Test(net_config, bad_cpu_list)
+{
+	expect_error("cpus=3-1", "--net cpus:");
+	expect_error("cpus=x", "not a CPU list");
+	expect_error("cpus=4095", "not one this process may run on");
+}
+
+Test(net_config, bad_or_multicast_mac)
+{
+	expect_error("mac=02:00:00:00:00", "--net mac: '02:00:00:00:00' is not a unicast MAC");
+	expect_error("mac=02:00:00:00:00:zz", "is not a unicast MAC");
+	expect_error("mac=01:00:5e:00:00:01", "'01:00:5e:00:00:01' is not a unicast MAC");
+	expect_error("mac=ff:ff:ff:ff:ff:ff", "is not a unicast MAC");
+}
+
+Test(net_config, queue_size_not_a_power_of_two)
+{
+	expect_error("queue-size=300", "--net queue-size: '300' is not a power of two from 2 to 1024");
+	expect_error("queue-size=1", "not a power of two");
+	expect_error("queue-size=0", "not a power of two");
+	expect_error("queue-size=2048", "not a power of two");
+}
+
+Test(net_config, packet_without_interface)
+{
+	expect_error("packet=", "--net packet=IFACE: the host interface is required");
+}
+
+Test(net_config, unknown_engine)
+{
+	expect_error("engine=xyz", "--net engine: 'xyz' is not uring or epoll");
+}
+
+Test(net_config, bad_mtu_and_poll)
+{
+	expect_error("mtu=67", "not a number from 68 to 65535");
+	expect_error("mtu=65536", "not a number from 68 to 65535");
+	expect_error("poll-us=1000001", "not a number from 0 to 1000000");
+}
+
+Test(net_config, interface_name_too_long)
+{
+	expect_error("tap=abcdefghijklmnop", "--net tap: interface name 'abcdefghijklmnop' is too long");
+	expect_error("packet=abcdefghijklmnop", "--net packet: interface name");
+}
+
+Test(net_config, whole_value_too_long)
+{
+	char spec[600];
+	memset(spec, 'a', sizeof(spec) - 1);
+	spec[sizeof(spec) - 1] = '\0';
+	expect_error(spec, "value too long");
+}
+
+/* ---- MAC addresses ----------------------------------------------------------- */
+
+Test(net_config, parse_mac_accepts_unicast_in_either_case)
+{
+	unsigned char mac[6];
+	cr_assert_eq(net_config_parse_mac("02:00:00:00:00:01", mac), 0);
+	cr_assert_eq(memcmp(mac, (unsigned char[]){ 2, 0, 0, 0, 0, 1 }, 6), 0);
+	cr_assert_eq(net_config_parse_mac("AA:bb:Cc:dD:ee:FE", mac), 0);
+	cr_assert_eq(memcmp(mac, (unsigned char[]){ 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xfe }, 6), 0);
+	cr_assert_eq(net_config_parse_mac("00:00:00:00:00:00", mac), 0);
+}
+
+Test(net_config, parse_mac_refuses_malformed_and_multicast)
+{
+	const char *bad[] = {
+		"", "02:00:00:00:00", "02:00:00:00:00:01:02", "02:00:00:00:00:01 ",
+		"02:00:00:00:00:1", "2:0:0:0:0:1", "02-00-00-00-00-01", "02:00:00:00:00:0g",
+		"0200:00:00:00:01", "x2:00:00:00:00:01",
+		"01:00:00:00:00:00", "03:00:00:00:00:01", "ff:ff:ff:ff:ff:ff", "33:33:00:00:00:01",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		unsigned char mac[6];
+		cr_assert_eq(net_config_parse_mac(bad[i], mac), -EINVAL, "'%s' accepted", bad[i]);
+	}
+}
