@@ -4,15 +4,18 @@
 # without root rights: the image has no device nodes, /init takes its console
 # from devtmpfs.
 #
-# Usage: build-initramfs.sh OUTPUT.cpio [EXTRA_DIR...]
-#   Each EXTRA_DIR is copied over the image root (e.g. a tree with
-#   usr/bin/iperf3 and its libraries for network checks).
+# Usage: build-initramfs.sh [--net-tools] OUTPUT.cpio [EXTRA_DIR...]
+#   --net-tools  add Debian's iperf3 and ethtool with their shared libraries
+#                and the dynamic loader (collect-bins.sh), for the net check
+#   Each EXTRA_DIR is copied over the image root.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 die() { echo "build-initramfs: error: $*" >&2; exit 1; }
 
-[ $# -ge 1 ] || die "usage: $0 OUTPUT.cpio [EXTRA_DIR...]"
+net_tools=0
+[ "${1:-}" = --net-tools ] && { net_tools=1; shift; }
+[ $# -ge 1 ] || die "usage: $0 [--net-tools] OUTPUT.cpio [EXTRA_DIR...]"
 out=$1; shift
 busybox=${BUSYBOX:-/bin/busybox}
 [ -x "$busybox" ] || die "$busybox missing (install busybox-static)"
@@ -29,6 +32,9 @@ for applet in $("$busybox" --list); do
 done
 cp "$here/inner-init" "$stage/init"
 chmod 0755 "$stage/init"
+if [ $net_tools = 1 ]; then
+	"$here/collect-bins.sh" "$stage" iperf3 ethtool || die "cannot collect iperf3 and ethtool"
+fi
 for extra in "$@"; do
 	[ -d "$extra" ] || die "extra tree $extra is not a directory"
 	cp -a "$extra/." "$stage/"

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Pack the outer guest's initramfs (uncompressed newc cpio): busybox-static,
 # the kvm-amd modules (decompressed) and tun, the inner kernel (bzImage and
-# vmlinux) and initramfs, the static minivmm when given, and outer-init as /init.
+# vmlinux) and initramfs, the static minivmm when given, iperf3 and iproute2's
+# ip (as /usr/local/sbin/iproute2-ip: busybox ip has no tuntap) with their
+# shared libraries for the network cases, and outer-init as /init.
 #
 # Usage: build-outer.sh OUTPUT.cpio KVER INNER_KERNEL_DIR INNER_INITRAMFS [MINIVMM]
 #   KVER             version of the outer kernel (its modules come from /lib/modules/KVER)
@@ -61,6 +63,8 @@ grep -qx 'kvm-amd.ko' "$stage/modules/order" || die "modprobe -S $kver found no 
 cp "$inner/bzImage" "$inner/vmlinux" "$stage/inner/"
 cp "$inner_initrd" "$stage/inner/initramfs.cpio"
 [ -z "$vmm" ] || cp "$vmm" "$stage/bin/minivmm"
+"$here/../../guest-images/linux/collect-bins.sh" "$stage" iperf3 ip=/usr/local/sbin/iproute2-ip ||
+	die "cannot collect iperf3 and ip (install iperf3 and iproute2)"
 
 mkdir -p "$(dirname "$out")"
 (cd "$stage" && find . -mindepth 1 | LC_ALL=C sort |

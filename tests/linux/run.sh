@@ -1,6 +1,9 @@
 #!/bin/bash
 # Nested Linux tests: boot a minimal Linux under minivmm and check that it
-# sees its CPUs, gets its cmdline and resets cleanly (reboot=k -> exit 0).
+# sees its CPUs, gets its cmdline and resets cleanly (reboot=k -> exit 0);
+# the net-* cases also drive minivmm's virtio-net device with the stock
+# virtio_net driver over a tap (ethtool -L, ping, iperf3 on every queue pair)
+# and check minivmm's --stats=json.
 #
 # On a host with VMX/SVM, minivmm runs the inner guest directly. Otherwise
 # (e.g. a PVM /dev/kvm, where guest kernel code is emulated ~5000x slower) it
@@ -12,7 +15,7 @@
 #
 # Environment:
 #   BUILD                 build directory (default build); logs go to $BUILD/linux-logs
-#   LINUX_TEST_CASES      cases to run (default "bzimage pvh")
+#   LINUX_TEST_CASES      cases to run (default: "$all_cases" below)
 #   LINUX_TEST_TIMEOUT    hard limit per case in seconds (default 180)
 #   LINUX_TEST_MODE       nested|direct (default: direct iff the CPU shows vmx/svm)
 #   LINUX_TEST_MINIVMM    use this static minivmm instead of building one
@@ -25,7 +28,8 @@ build=${BUILD:-build}
 case "$build" in /*) ;; *) build=$repo/$build ;; esac
 work=$build/linux
 logs=$build/linux-logs
-cases=${LINUX_TEST_CASES:-bzimage pvh}
+all_cases="bzimage pvh net-bzimage-q1 net-bzimage-q2 net-pvh-q2 net-q2-threads1"
+cases=${LINUX_TEST_CASES:-$all_cases}
 limit=${LINUX_TEST_TIMEOUT:-180}
 mkdir -p "$work" "$logs"
 
@@ -65,7 +69,7 @@ echo "# inner kernel: $kdir ($(( $(date +%s) - t0 ))s)"
 
 # --- inner initramfs ---
 inner_initrd=$work/inner-initramfs.cpio
-if ! "$repo/guest-images/linux/build-initramfs.sh" "$inner_initrd" 2>"$logs/initramfs-build.log"; then
+if ! "$repo/guest-images/linux/build-initramfs.sh" --net-tools "$inner_initrd" 2>"$logs/initramfs-build.log"; then
 	fail_all "inner initramfs build failed" "$logs/initramfs-build.log"
 fi
 
@@ -89,6 +93,61 @@ if [ -n "$vmm" ] && [ ! -x "$vmm" ]; then vmm_err="$vmm is not an executable"; v
 [ -z "$vmm_err" ] || echo "# $vmm_err"
 
 token=$(od -An -N4 -tx4 /dev/urandom | tr -d ' \n')
+
+# net_queues CASE: queue pairs of a net case (-qN in its name, default 1).
+net_queues() { local q; q=$(echo "$1" | sed -n 's/.*-q\([0-9][0-9]*\).*/\1/p'); echo "${q:-1}"; }
+
+# check_net_stats CASE CLEANLOG: minivmm's --stats=json lines in the log: the
+# first one (live, on SIGUSR1, printed while the inner guest waits after its
+# result line) must show active_pairs == N with queues 0..N-1 active; every
+# queue < N must have moved frames both ways. The last one (at exit, after the
+# guest's reset stopped the device) is used for the counters if no live one
+# came. Prints a reason on failure, nothing on success.
+check_net_stats() {
+	local n; n=$(net_queues "$1")
+	grep -o '{"net":.*' "$2" | python3 -c '
+import json, sys
+want = int(sys.argv[1])
+lines = [l for l in sys.stdin.read().splitlines() if l.strip()]
+docs = []
+for l in lines:
+    try:
+        docs.append(json.loads(l))
+    except ValueError as e:
+        print("minivmm --stats=json line does not parse (%s): %s" % (e, l[:120])); sys.exit()
+if not docs:
+    print("no --stats=json line from minivmm"); sys.exit()
+live, last = docs[0], docs[-1]
+if len(docs) < 2:
+    print("no live --stats=json line (SIGUSR1 after the result line); at exit: active_pairs=%s" % last["net"][0].get("active_pairs")); sys.exit()
+dev = live["net"][0]
+if dev.get("active_pairs") != want:
+    print("live stats: active_pairs=%s, want %d" % (dev.get("active_pairs"), want)); sys.exit()
+bad = []
+for q in last["net"][0]["queues"][:want]:
+    if q["rx_frames"] <= 0 or q["tx_frames"] <= 0:
+        bad.append("q%d rx_frames=%d tx_frames=%d" % (q["queue"], q["rx_frames"], q["tx_frames"]))
+for q in dev["queues"][:want]:
+    if not q.get("active"):
+        bad.append("q%d not active while the guest ran" % q["queue"])
+if bad:
+    print("minivmm stats: " + ", ".join(bad))
+' "$n" 2>&1
+}
+
+# net_stats_diag CLEANLOG: per-queue frames of the last stats line, one line.
+net_stats_diag() {
+	grep -o '{"net":.*' "$1" | tail -n 1 | python3 -c '
+import json, sys
+try:
+    d = json.loads(sys.stdin.read())["net"][0]
+except Exception:
+    sys.exit()
+print("minivmm stats: %d/%d pairs, %d workers, ctrl %d/%d errors; " % (d["active_pairs"], d["queue_pairs"],
+      len(d["workers"]), d["ctrl_commands"], d["ctrl_errors"]) +
+      " ".join("q%d rx=%d tx=%d" % (q["queue"], q["rx_frames"], q["tx_frames"]) for q in d["queues"]))
+' 2>/dev/null
+}
 
 # check_case CASE LOG RUNSTATUS SECONDS: turn a log into ok/FAIL.
 # RUNSTATUS is the status of the outer QEMU (nested) or of minivmm (direct).
@@ -131,6 +190,7 @@ check_case() {
 			case "$exitline" in *timeout*) reason="$reason: minivmm ran out of its time in the outer guest" ;; esac ;;
 		esac
 	fi
+	case "$c" in net-*) [ -n "$reason" ] || reason=$(check_net_stats "$c" "$clean") ;; esac
 	if [ -z "$reason" ]; then
 		ok "$c" "$secs"
 		diag "$result"
@@ -148,24 +208,66 @@ check_case() {
 	m=$(grep -E 'OUTER: (init|kvm ready|minivmm version|minivmm exit)' "$clean" |
 		sed 's/.*OUTER: //' | paste -sd ';' | sed 's/;/; /g')
 	[ -z "$m" ] || diag "$m"
+	case "$c" in net-*) m=$(net_stats_diag "$clean"); [ -z "$m" ] || diag "$m" ;; esac
 }
 
 # --- direct: minivmm on this host ---
 if [ "$mode" = direct ]; then
 	[ -c /dev/kvm ] || fail_all "no /dev/kvm on this host" "-"
 	[ -n "$vmm" ] || fail_all "$vmm_err" "$logs/minivmm-build.log"
+	iperf_pids=""
+	trap 'ip link del mtap0 2>/dev/null; [ -z "$iperf_pids" ] || kill $iperf_pids 2>/dev/null' EXIT
 	for c in $cases; do
 		log=$logs/$c.log
+		net=""
 		case "$c" in
 		bzimage) kernel=$kdir/bzImage ;;
 		pvh) kernel=$kdir/vmlinux ;;
+		net-*)
+			kernel=$kdir/bzImage
+			case "$c" in *pvh*) kernel=$kdir/vmlinux ;; esac
+			q=$(net_queues "$c")
+			th=$(echo "$c" | sed -n 's/.*-threads\([0-9][0-9]*\).*/\1/p')
+			net="tap=mtap0,queues=$q${th:+,threads=$th}" ;;
 		*) fail "$c" "unknown case" "-"; continue ;;
 		esac
 		cmd="console=ttyS0 reboot=k panic=-1 minivmm.test=$token-$c minivmm.cpus=2"
+		args=(--kernel "$kernel" --initrd "$inner_initrd" --cpus 2 --mem 256M)
+		if [ -n "$net" ]; then
+			# The same as the outer guest does (tests/linux/outer-init), on this host.
+			ip link del mtap0 2>/dev/null
+			mq=""; [ "$q" -gt 1 ] && mq=multi_queue
+			if ! { ip tuntap add mtap0 mode tap $mq && ip addr add 10.0.2.1/24 dev mtap0 &&
+			       ip link set mtap0 up; } >"$log" 2>&1; then
+				fail "$c" "cannot create the tap mtap0 (needs root and iproute2)" "$log"; continue
+			fi
+			if [ -z "$iperf_pids" ]; then
+				for port in 5201 5202 5203 5204; do
+					iperf3 -s -p "$port" >"$logs/iperf3-$port.log" 2>&1 &
+					iperf_pids="$iperf_pids $!"
+				done
+			fi
+			cmd="$cmd minivmm.checks=cmdline,cpus,net minivmm.queues=$q minivmm.settle=2"
+			args+=(--net "$net" --stats=json)
+		fi
 		t0=$(date +%s)
-		timeout -k 5 "$limit" "$vmm" --kernel "$kernel" --initrd "$inner_initrd" \
-			--cpus 2 --mem 256M --cmdline "$cmd" </dev/null >"$log" 2>&1
+		timeout -k 5 "$limit" "$vmm" "${args[@]}" --cmdline "$cmd" </dev/null >>"$log" 2>&1 &
+		vpid=$!
+		if [ -n "$net" ]; then
+			# Live stats once the inner result line is out (see outer-init).
+			while kill -0 "$vpid" 2>/dev/null; do
+				if grep -q 'MINIVMM-RESULT:' "$log"; then
+					# $vpid is timeout(1); minivmm is its child.
+					child=$(pgrep -P "$vpid" | head -n 1)
+					[ -z "$child" ] || kill -USR1 "$child"
+					break
+				fi
+				sleep 0.2
+			done
+		fi
+		wait "$vpid"
 		st=$?
+		[ -z "$net" ] || ip link del mtap0 2>/dev/null
 		secs=$(( $(date +%s) - t0 ))
 		echo "HOST: minivmm exit=$st case=$c seconds=$secs" >> "$log"
 		check_case "$c" "$log" "$st" "$secs"
