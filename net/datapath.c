@@ -209,8 +209,8 @@ static void dp_rx_push_frame(struct dp_queue *q, struct dp_read *r, uint32_t n)
 		left -= take;
 		used++;
 	}
-	if (q->qp->mrg_rxbuf)
-		dp_write_num_buffers(&q->rx_chain[r->slot[0]], (uint16_t)used);
+	/* virtio 1.x: num_buffers is always there; 1 without MRG_RXBUF. */
+	dp_write_num_buffers(&q->rx_chain[r->slot[0]], (uint16_t)used);
 	for (unsigned i = 0; i < used; i++)
 		q->rx_empty[q->rx_nr_empty++] = r->slot[i];
 	for (unsigned i = used; i < r->nr_chains; i++)

@@ -32,8 +32,10 @@ static void *net_worker_main(void *arg)
 
 static int net_worker_pin(struct net_worker *w, pthread_attr_t *attr, struct vmm_err *err)
 {
-	if (w->cfg.cpu < 0)
-		return 0;
+	if (w->cfg.cpu < 0) {
+		int rc = pthread_attr_setaffinity_np(attr, sizeof(w->cfg.unpinned), &w->cfg.unpinned);
+		return rc ? vmm_err_sys(err, rc, "cannot set the CPUs of %s", w->cfg.name) : 0;
+	}
 	cpu_set_t set;
 	CPU_ZERO(&set);
 	CPU_SET(w->cfg.cpu, &set);

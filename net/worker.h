@@ -5,6 +5,7 @@
 #define MINIVMM_NET_WORKER_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -21,6 +22,10 @@ struct net_worker_config {
 	enum net_engine engine;
 	unsigned poll_us;      /* busy-poll this long before blocking (0: never) */
 	int cpu;               /* pin to this host CPU, -1 for no pinning */
+	/* With cpu < 0: the CPUs the VMM process was started with. Workers are
+	 * created from a vCPU thread (at DRIVER_OK), which may be pinned; they
+	 * must not inherit that. */
+	cpu_set_t unpinned;
 	char name[16];         /* thread name, e.g. "net0-q3" */
 };
 

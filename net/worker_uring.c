@@ -28,7 +28,8 @@
 #define URING_RX_READS  32     /* reads posted per queue pair */
 #define URING_TX_BATCH  64     /* writes in flight per queue pair */
 
-enum op_type { OP_RX_READ = 1, OP_TX_WRITE, OP_RX_KICK, OP_TX_KICK, OP_STOP, OP_CANCEL, OP_RX_POLL };
+enum op_type { OP_RX_READ = 1, OP_TX_WRITE, OP_RX_KICK, OP_TX_KICK, OP_STOP, OP_CANCEL, OP_RX_POLL,
+	       OP_RX_RETRY };
 
 /* user_data: type | queue pair | slot */
 static uint64_t op_pack(enum op_type t, unsigned qp, unsigned slot)
@@ -49,6 +50,8 @@ struct uring_qp {
 	uint64_t rx_kick_buf, tx_kick_buf;
 	bool was_active;
 	bool rx_poll_armed;      /* waiting for the backend to be readable */
+	unsigned ring_retries;   /* ring mode: timed re-checks left after a wake-up */
+	struct __kernel_timespec retry_ts;
 	bool rx_need_poll;       /* the last batch drained the backend */
 	unsigned rx_batch;       /* reads of the current batch not yet completed */
 };
@@ -117,13 +120,38 @@ static void uring_arm_poll(struct uring_loop *l, unsigned i)
 
 /* Packet ring: copy out what is ready; when nothing is, wait for the
  * socket to become readable (one block handed over per wake-up). */
+/* A TPACKET_V3 socket can signal readability before the block it closed
+ * is marked ours, and a one-shot poll does not fire twice. After each
+ * wake-up the ring is therefore re-checked a few times, 1 ms apart (the
+ * block retire timeout), before going back to a plain poll. */
+#define RING_RETRIES 4
+
+static void uring_arm_retry(struct uring_loop *l, unsigned i)
+{
+	struct uring_qp *uq = &l->q[i];
+	struct io_uring_sqe *sqe = loop_sqe(l);
+	if (!sqe)
+		return;
+	uq->retry_ts = (struct __kernel_timespec){ .tv_nsec = 1000000 };
+	io_uring_prep_timeout(sqe, &uq->retry_ts, 0, 0);
+	io_uring_sqe_set_data64(sqe, op_pack(OP_RX_RETRY, i, 0));
+	uq->rx_poll_armed = true;
+	uq->ring_retries--;
+}
+
 static void uring_rx_ring(struct uring_loop *l, unsigned i)
 {
 	struct uring_qp *uq = &l->q[i];
 	struct net_queue_pair *qp = l->w->qp[i];
-	if (uq->rx_poll_armed || pkt_ring_consume(qp->rx_ring, qp->dp) != 0)
-		return;   /* armed, no guest buffers (the RX kick resumes us), or broken */
-	uring_arm_poll(l, i);
+	if (uq->rx_poll_armed)
+		return;
+	int rc = pkt_ring_consume(qp->rx_ring, qp->dp);
+	if (rc != 0)
+		return;   /* no guest buffers (the RX kick resumes us), or broken */
+	if (uq->ring_retries)
+		uring_arm_retry(l, i);
+	else
+		uring_arm_poll(l, i);
 }
 
 
@@ -194,12 +222,14 @@ static void uring_complete(struct uring_loop *l, struct io_uring_cqe *cqe)
 		uq->tx_free[uq->nr_tx_free++] = (uint16_t)slot;
 		break;
 	case OP_RX_KICK:
-		dp_rx_kicked(dp);
+		if (cqe->res > 0)   /* not the cancelled read at shutdown */
+			dp_rx_kicked(dp);
 		if (!l->stopping)
 			arm_read_u64(l, dp->qp->rx.kick_fd, &uq->rx_kick_buf, op_pack(OP_RX_KICK, i, 0));
 		break;
 	case OP_TX_KICK:
-		dp_tx_kicked(dp);
+		if (cqe->res > 0)
+			dp_tx_kicked(dp);
 		if (!l->stopping)
 			arm_read_u64(l, dp->qp->tx.kick_fd, &uq->tx_kick_buf, op_pack(OP_TX_KICK, i, 0));
 		break;
@@ -208,6 +238,10 @@ static void uring_complete(struct uring_loop *l, struct io_uring_cqe *cqe)
 		break;
 	case OP_RX_POLL:
 		uq->rx_poll_armed = false;   /* the next service pass consumes */
+		uq->ring_retries = RING_RETRIES;
+		break;
+	case OP_RX_RETRY:
+		uq->rx_poll_armed = false;
 		break;
 	case OP_CANCEL:
 		break;

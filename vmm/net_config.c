@@ -148,12 +148,29 @@ int net_config_parse(const char *spec, struct minivmm_net_config *net, struct vm
 	if (strlen(spec) >= sizeof(buf))
 		return vmm_err_set(err, EINVAL, "--net: value too long");
 	snprintf(buf, sizeof(buf), "%s", spec);
+	/* "cpus=2,4,6" keeps its commas: words without '=' right after a
+	 * cpus= item belong to that CPU list. */
 	char *save = NULL;
+	char cpus[256] = "";
 	for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(item, '=');
+		if (!eq && cpus[0] && strlen(cpus) + strlen(item) + 2 < sizeof(cpus)) {
+			strcat(cpus, ",");
+			strcat(cpus, item);
+			continue;
+		}
 		if (eq)
 			*eq = '\0';
+		if (eq && strcmp(item, "cpus") == 0) {
+			snprintf(cpus, sizeof(cpus), "%s", eq + 1);
+			continue;
+		}
 		int rc = net_apply(net, item, eq ? eq + 1 : NULL, err);
+		if (rc)
+			return rc;
+	}
+	if (cpus[0]) {
+		int rc = net_apply(net, "cpus", cpus, err);
 		if (rc)
 			return rc;
 	}

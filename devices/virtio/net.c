@@ -198,6 +198,7 @@ static int vnet_start_workers(struct virtio_net *n, unsigned usable_pairs, struc
 			.engine = n->cfg.engine == MINIVMM_ENGINE_EPOLL ? NET_ENGINE_EPOLL : NET_ENGINE_URING,
 			.poll_us = n->cfg.poll_us,
 			.cpu = w < n->cfg.nr_cpus ? n->cfg.cpus[w] : -1,
+			.unpinned = n->unpinned,
 		};
 		if (threads == usable_pairs)
 			snprintf(wc.name, sizeof(wc.name), "net%u-q%u", (uint8_t)n->index, (uint8_t)w);
@@ -268,10 +269,23 @@ int vnet_set_active_pairs(struct virtio_net *n, unsigned k)
 	return 0;
 }
 
+/* A driver may set up fewer pairs than offered (spec 5.1.5): the pairs
+ * usable are those up to the first one it left unready. Pair 0 must be. */
+static unsigned vnet_ready_pairs(const struct virtio_net *n, unsigned offered)
+{
+	unsigned p = 0;
+	while (p < offered && virtio_mmio_queue(n->transport, vnet_rx_queue(p))->ready &&
+	       virtio_mmio_queue(n->transport, vnet_tx_queue(p))->ready)
+		p++;
+	return p;
+}
+
 static int vnet_activate_locked(struct virtio_net *n, uint64_t features, struct vmm_err *err)
 {
-	unsigned pairs = (features & F(VIRTIO_NET_F_MQ)) ? n->nr_pairs : 1;
+	unsigned pairs = vnet_ready_pairs(n, (features & F(VIRTIO_NET_F_MQ)) ? n->nr_pairs : 1);
 	bool ctrl = features & F(VIRTIO_NET_F_CTRL_VQ);
+	if (pairs == 0)
+		return vmm_err_set(err, EINVAL, "queue pair 0 not ready at DRIVER_OK");
 	int rc = 0;
 	for (unsigned p = 0; p < pairs && rc == 0; p++) {
 		rc = vnet_setup_queue(n, vnet_rx_queue(p), features, err);
@@ -314,6 +328,8 @@ static int vnet_activate(void *dev, uint64_t features, struct vmm_err *err)
 	pthread_mutex_lock(&n->lock);
 	int rc = vnet_activate_locked(n, features, err);
 	pthread_mutex_unlock(&n->lock);
+	if (rc)
+		vnet_log_error(n, "cannot start (device needs reset)", err);
 	return rc;
 }
 
@@ -377,6 +393,11 @@ int virtio_net_create(struct virtio_net **out, unsigned index, const struct mini
 	n->mtu = (uint16_t)cfg->mtu;
 	n->ctrl_stop_fd = -1;
 	n->filter.promisc = true;
+	if (sched_getaffinity(0, sizeof(n->unpinned), &n->unpinned) < 0) {
+		CPU_ZERO(&n->unpinned);
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			CPU_SET(c, &n->unpinned);
+	}
 	n->guest = (struct net_guest){ .ops = &vnet_ring_ops, .opaque = n,
 				       .signal = vnet_signal, .fail = vnet_fail,
 				       .rx_accept = vnet_rx_accept };

@@ -4,6 +4,7 @@
 #define MINIVMM_DEVICES_VIRTIO_NET_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,6 +45,7 @@ struct virtio_net {
 	unsigned nr_pairs;                 /* = cfg.queues */
 	unsigned active_pairs;
 	unsigned usable_pairs;             /* pairs set up at DRIVER_OK (1 without MQ) */
+	cpu_set_t unpinned;                /* the process's CPUs when the device was made */
 	uint8_t mac[6];
 	uint16_t mtu;
 

@@ -250,7 +250,13 @@ static void *ctrl_thread_main(void *arg)
 
 int vnet_ctrl_start(struct virtio_net *n, struct vmm_err *err)
 {
-	int rc = pthread_create(&n->ctrl_thread, NULL, ctrl_thread_main, n);
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	/* Started from a vCPU thread: do not inherit its pinning. */
+	pthread_attr_setaffinity_np(&attr, sizeof(n->unpinned), &n->unpinned);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	int rc = pthread_create(&n->ctrl_thread, &attr, ctrl_thread_main, n);
+	pthread_attr_destroy(&attr);
 	if (rc)
 		return vmm_err_sys(err, rc, "cannot start net%u's control thread", n->index);
 	n->ctrl_running = true;

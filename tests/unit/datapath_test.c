@@ -438,10 +438,8 @@ Test(datapath, rx_complete_without_mrg_pushes_the_chain_with_the_frame_length)
  * the device MUST set num_buffers to 1." */
 Test(datapath, rx_without_mrg_sets_num_buffers_to_one)
 {
-	/* KNOWN BUG (left failing on purpose): dp_rx_push_frame writes
-	 * num_buffers only when mrg_rxbuf is set, so without MRG_RXBUF the
-	 * guest sees whatever the backend left in header bytes 10-11 (a tap
-	 * with a 12-byte vnet header does not write them as 1). */
+	/* virtio 1.x: num_buffers is 1 without MRG_RXBUF, whatever the
+	 * backend left in header bytes 10-11. */
 	struct env *e = env_new(false, 1530);
 	offer_rx(e, 11, 1600);
 	struct dp_read r;
