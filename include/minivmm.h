@@ -67,6 +67,11 @@ struct minivmm_config {
 	struct minivmm_net_config net[MINIVMM_MAX_NETS];
 	unsigned nr_nets;
 
+	/* ACPI tables (RSDP, XSDT, FADT, MADT, DSDT with every virtio-mmio
+	 * device) for kernels that find devices only through ACPI; 0 leaves
+	 * the MP table and the cmdline entries alone. Default 1. */
+	int acpi;
+
 	/* vCPU i runs on vcpu_cpus[i] when nr_vcpu_cpus > 0. */
 	int vcpu_cpus[64];
 	unsigned nr_vcpu_cpus;

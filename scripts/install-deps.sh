@@ -7,7 +7,7 @@
 # what is absent.
 set -eu
 
-pkgs_build="gcc make libc6-dev liburing-dev libcriterion-dev pkg-config git"
+pkgs_build="gcc make libc6-dev liburing-dev libcriterion-dev pkg-config git acpica-tools"
 pkgs_test="iproute2 iputils-ping qemu-system-x86 python3"
 pkgs_linux="qemu-system-x86 busybox-static linux-image-amd64 linux-source-6.1 \
  flex bison bc libelf-dev libssl-dev lz4 cpio xz-utils kmod"

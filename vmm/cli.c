@@ -35,6 +35,10 @@ const char cli_usage[] =
 	"                       engine=uring (default) or epoll; poll-us=N busy-polls\n"
 	"                       N microseconds before sleeping (default 0)\n"
 	"  --stats[=json]       per-queue statistics at exit (and on SIGUSR1)\n"
+	"  --acpi=on|off        ACPI tables (default on): distribution kernels find\n"
+	"                       virtio-mmio devices and power off through them. The MP\n"
+	"                       table and virtio_mmio.device= cmdline entries are\n"
+	"                       always there for kernels without ACPI\n"
 	"  --help               this text\n"
 	"  --version            print the version\n"
 	"\n"
@@ -44,7 +48,7 @@ const char cli_usage[] =
 	"128+N stopped by signal N.\n";
 
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEM, OPT_SERIAL, OPT_HELP,
-       OPT_VERSION, OPT_NET, OPT_STATS };
+       OPT_VERSION, OPT_NET, OPT_STATS, OPT_ACPI };
 
 static const struct option cli_long_options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -55,6 +59,7 @@ static const struct option cli_long_options[] = {
 	{ "serial", required_argument, NULL, OPT_SERIAL },
 	{ "net", required_argument, NULL, OPT_NET },
 	{ "stats", optional_argument, NULL, OPT_STATS },
+	{ "acpi", required_argument, NULL, OPT_ACPI },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -162,6 +167,14 @@ static int cli_apply(int opt, const char *arg, struct cli_options *o, struct vmm
 		if (net_config_parse(arg, &o->vm.net[o->vm.nr_nets], err))
 			return -EINVAL;
 		o->vm.nr_nets++;
+		return 0;
+	case OPT_ACPI:
+		if (strcmp(arg, "on") == 0)
+			o->vm.acpi = 1;
+		else if (strcmp(arg, "off") == 0)
+			o->vm.acpi = 0;
+		else
+			return vmm_err_set(err, EINVAL, "--acpi: '%s' is not on or off", arg);
 		return 0;
 	case OPT_STATS:
 		if (!arg || strcmp(arg, "table") == 0)

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "boot/acpi.h"
 #include "boot/boot.h"
 #include "boot/cpu_x86.h"
 #include "minivmm_abi.h"
@@ -32,6 +33,7 @@ void minivmm_config_init(struct minivmm_config *cfg)
 	cfg->serial = MINIVMM_SERIAL_STDIO;
 	cfg->serial_in_fd = 0;
 	cfg->serial_out_fd = 1;
+	cfg->acpi = 1;
 }
 
 /* ---- stop protocol --------------------------------------------------- */
@@ -190,6 +192,12 @@ static int vm_add_legacy_devices(struct minivmm *vm, struct vmm_err *err)
 	rc = bus_add(&vm->pio_bus, MINIVMM_PORT_DEBUG_EXIT, 2, &dbg, err);
 	if (rc == 0)
 		rc = bus_add(&vm->pio_bus, MINIVMM_PORT_BOOT_TIMER, 4, &timer, err);
+	if (rc == 0 && vm->cfg.acpi) {
+		/* Hardware-reduced ACPI's sleep registers: S5 is poweroff. */
+		acpi_pm_init(&vm->acpi_pm, &vm->events, ACPI_S5_SLP_TYP);
+		struct bus_device pm = acpi_pm_device(&vm->acpi_pm);
+		rc = bus_add(&vm->pio_bus, ACPI_PM_PORT, ACPI_PM_PORT_LEN, &pm, err);
+	}
 	return rc;
 }
 
@@ -230,6 +238,18 @@ void minivmm_print_stats(struct minivmm *vm, FILE *out, int json)
 	fflush(out);
 }
 
+/* ACPI tables describing the vCPUs and every virtio-mmio device. */
+static int vm_write_acpi(struct minivmm *vm, uint64_t *rsdp_addr, struct vmm_err *err)
+{
+	struct acpi_config ac = { .ncpus = vm->ncpus, .nr_virtio_mmio = vm->nr_nets,
+				  .pm_sleep_port = ACPI_PM_PORT };
+	for (unsigned i = 0; i < vm->nr_nets; i++)
+		ac.virtio_mmio[i] = (struct acpi_virtio_mmio){
+			.base = MINIVMM_MMIO_BASE + i * MINIVMM_MMIO_WINDOW,
+			.size = MINIVMM_MMIO_WINDOW, .gsi = MINIVMM_VIRTIO_IRQ_BASE + i };
+	return acpi_write_tables(&vm->mem, &ac, rsdp_addr, err);
+}
+
 static int vm_load_kernel(struct minivmm *vm, struct boot_entry *entry, struct vmm_err *err)
 {
 	struct mapped_file kernel, initrd = { 0 };
@@ -249,7 +269,10 @@ static int vm_load_kernel(struct minivmm *vm, struct boot_entry *entry, struct v
 		.cmdline = cmdline_str(&vm->cmdline),
 		.ncpus = vm->ncpus,
 	};
-	rc = boot_load(&vm->mem, &req, entry, err);
+	if (vm->cfg.acpi)
+		rc = vm_write_acpi(vm, &req.rsdp_addr, err);
+	if (rc == 0)
+		rc = boot_load(&vm->mem, &req, entry, err);
 	unmap_file(&kernel);
 	unmap_file(&initrd);
 	return rc;

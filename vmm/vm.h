@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "devices/acpi_pm.h"
 #include "devices/bus.h"
 #include "devices/debug_ports.h"
 #include "devices/i8042.h"
@@ -31,6 +32,7 @@ struct minivmm {
 	int serial_file_fd;
 	struct i8042 i8042;
 	struct debug_ports debug_ports;
+	struct acpi_pm acpi_pm;
 
 	struct virtio_net *net[MINIVMM_MAX_NETS];
 	unsigned nr_nets;
