@@ -86,8 +86,10 @@ $(UNIT_BIN): $(UNIT_OBJS) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(LDLIBS)
 
 
-demo: $(BIN) testguest
+demo: $(BIN) testguest $(NETPEER)
+	scripts/install-deps.sh test
 	$(BIN) --kernel $(TESTGUEST) --cpus 2 --cmdline 'test=hello'
+	BUILD=$(BUILD) scripts/demo.sh
 
 unit-test: $(UNIT_BIN)
 	$(UNIT_BIN) --jobs 2
