@@ -99,7 +99,7 @@ void net_worker_stop(struct net_worker *w)
 	free(w);
 }
 
-void net_worker_signal(struct net_worker *w, const bool *want)
+static void net_worker_signal(struct net_worker *w, const bool *want)
 {
 	const struct net_guest *done[NET_WORKER_MAX_QPS];
 	unsigned nr_done = 0;
@@ -116,6 +116,18 @@ void net_worker_signal(struct net_worker *w, const bool *want)
 		done[nr_done++] = g;
 		g->signal(g->opaque);
 	}
+}
+
+void net_worker_flush(struct net_worker *w)
+{
+	bool want[NET_WORKER_MAX_QPS] = { false };
+	bool any = false;
+	for (unsigned i = 0; i < w->nr_qps; i++) {
+		want[i] = w->qp[i]->dp && dp_flush(w->qp[i]->dp);
+		any |= want[i];
+	}
+	if (any)
+		net_worker_signal(w, want);
 }
 
 static uint64_t read_status_field(int tid, const char *field)

@@ -66,8 +66,8 @@ void net_worker_usage(const struct net_worker *w, struct net_worker_usage *u);
 int net_worker_run_uring(struct net_worker *w);
 int net_worker_run_epoll(struct net_worker *w);
 
-/* Signal each device whose queues asked for an interrupt, once. Used by
- * both engines after publishing. want[i] corresponds to w->qp[i]. */
-void net_worker_signal(struct net_worker *w, const bool *want);
+/* Publish every queue's used entries, then interrupt each device whose
+ * queues asked for it, once: the end of every engine loop iteration. */
+void net_worker_flush(struct net_worker *w);
 
 #endif

@@ -106,18 +106,6 @@ static void ep_handle(struct epoll_loop *l, const struct epoll_event *ev)
 	}
 }
 
-static void ep_flush(struct epoll_loop *l)
-{
-	bool want[NET_WORKER_MAX_QPS] = { false };
-	bool any = false;
-	for (unsigned i = 0; i < l->w->nr_qps; i++) {
-		want[i] = dp_flush(l->w->qp[i]->dp);
-		any |= want[i];
-	}
-	if (any)
-		net_worker_signal(l->w, want);
-}
-
 static int ep_setup(struct epoll_loop *l, struct net_worker *w)
 {
 	memset(l, 0, sizeof(*l));
@@ -174,7 +162,7 @@ int net_worker_run_epoll(struct net_worker *w)
 			ep_tx(&l, i);
 			ep_rx(&l, i);
 		}
-		ep_flush(&l);
+		net_worker_flush(w);
 		struct epoll_event ev[16];
 		/* Busy-poll for poll_us after the last event, then block. */
 		int timeout = ep_timeout_ms(w);
@@ -191,7 +179,7 @@ int net_worker_run_epoll(struct net_worker *w)
 		for (int k = 0; k < n; k++)
 			ep_handle(&l, &ev[k]);
 	}
-	ep_flush(&l);
+	net_worker_flush(w);
 	close(l.epfd);
 	return rc;
 }

@@ -259,18 +259,6 @@ static void uring_reap(struct uring_loop *l)
 	io_uring_cq_advance(&l->ring, n);
 }
 
-static void uring_flush(struct uring_loop *l)
-{
-	bool want[NET_WORKER_MAX_QPS] = { false };
-	bool any = false;
-	for (unsigned i = 0; i < l->w->nr_qps; i++) {
-		want[i] = dp_flush(l->w->qp[i]->dp);
-		any |= want[i];
-	}
-	if (any)
-		net_worker_signal(l->w, want);
-}
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -379,11 +367,11 @@ int net_worker_run_uring(struct net_worker *w)
 			break;
 		}
 		uring_reap(l);
-		uring_flush(l);
+		net_worker_flush(l->w);
 	}
 	l->stopping = true;
 	uring_drain(l);
-	uring_flush(l);
+	net_worker_flush(l->w);
 	io_uring_queue_exit(&l->ring);
 	free(l);
 	return rc < 0 && rc != -EINTR ? rc : 0;
