@@ -79,7 +79,7 @@ vmm_err=""
 if [ -z "$vmm" ]; then
 	# The static build lives next to the normal one: BUILD=build -> build-static.
 	base=${BUILD:-build}; base=${base%-san}
-	vmm=$repo/$base-static/minivmm
+	case "$base" in /*) vmm=$base-static/minivmm ;; *) vmm=$repo/$base-static/minivmm ;; esac
 	# SAN= : a sanitizer cannot link statically (make passes SAN down in MAKEFLAGS).
 	# BUILD given on the command line overrides the Makefile's own "-static" suffix.
 	if ! make -C "$repo" --no-print-directory STATIC=1 SAN= BUILD="$base-static" "$base-static/minivmm" \
@@ -135,15 +135,15 @@ if bad:
 ' "$n" 2>&1
 }
 
-# net_stats_diag CLEANLOG: per-queue frames of the last stats line, one line.
+# net_stats_diag CLEANLOG: the first (live) stats line in short.
 net_stats_diag() {
-	grep -o '{"net":.*' "$1" | tail -n 1 | python3 -c '
+	grep -o '{"net":.*' "$1" | head -n 1 | python3 -c '
 import json, sys
 try:
     d = json.loads(sys.stdin.read())["net"][0]
 except Exception:
     sys.exit()
-print("minivmm stats: %d/%d pairs, %d workers, ctrl %d/%d errors; " % (d["active_pairs"], d["queue_pairs"],
+print("minivmm stats (first line): %d/%d pairs, %d workers, ctrl %d/%d errors; " % (d["active_pairs"], d["queue_pairs"],
       len(d["workers"]), d["ctrl_commands"], d["ctrl_errors"]) +
       " ".join("q%d rx=%d tx=%d" % (q["queue"], q["rx_frames"], q["tx_frames"]) for q in d["queues"]))
 ' 2>/dev/null
@@ -196,6 +196,10 @@ check_case() {
 		diag "$result"
 	else
 		fail "$c" "$reason" "$log"
+		# A stuck inner kernel: its first stall or panic report, and who was running.
+		local k
+		k=$(grep -m 1 -E 'rcu.*stall|Kernel panic|BUG:|Oops' "$clean")
+		[ -z "$k" ] || diag "inner kernel: $k; $(sed -n '/rcu.*stall\|Kernel panic\|BUG:\|Oops/,$p' "$clean" | grep -m 1 -E '^CPU: [0-9]+ PID: [0-9]+ Comm:')"
 		# The last lines of the inner run (or of the whole log) say how far it got.
 		if grep -q "OUTER: case=$c start" "$clean"; then
 			sed -n "/OUTER: case=$c start/,\$p" "$clean" | grep -v 'OUTER: done' | tail -n 8
@@ -247,7 +251,7 @@ if [ "$mode" = direct ]; then
 					iperf_pids="$iperf_pids $!"
 				done
 			fi
-			cmd="$cmd minivmm.checks=cmdline,cpus,net minivmm.queues=$q minivmm.settle=2"
+			cmd="$cmd minivmm.checks=cmdline,cpus,net minivmm.queues=$q minivmm.settle=2 minivmm.watchdog=60"
 			args+=(--net "$net" --stats=json)
 		fi
 		t0=$(date +%s)
