@@ -2,6 +2,7 @@
 #include "boot/cpu_x86.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -65,28 +66,41 @@ static void cpuid_patch_entry(struct kvm_cpuid_entry2 *e, unsigned index, unsign
 	}
 }
 
+#define CPUID_TIMING_LEAF 0x40000010
+#define KVM_LAPIC_BUS_KHZ 1000000   /* KVM's LAPIC timer counts at 1 GHz */
+
 void cpu_x86_build_cpuid(const struct kvm_cpuid2 *supported, unsigned index, unsigned ncpus,
-			 struct kvm_cpuid2 *out)
+			 unsigned tsc_khz, struct kvm_cpuid2 *out)
 {
 	out->nent = 0;
+	bool have_hv_base = false;
 	for (unsigned i = 0; i < supported->nent; i++) {
 		struct kvm_cpuid_entry2 e = supported->entries[i];
 		/* Leaf 0x1F (V2 topology) would contradict 0xB unless patched
 		 * the same way; drop it so guests fall back to 0xB. */
-		if (e.function == 0x1f)
+		if (e.function == 0x1f || e.function == CPUID_TIMING_LEAF)
 			continue;
+		if (e.function == 0x40000000 && tsc_khz) {
+			have_hv_base = true;
+			if (e.eax < CPUID_TIMING_LEAF)
+				e.eax = CPUID_TIMING_LEAF;
+		}
 		cpuid_patch_entry(&e, index, ncpus);
 		out->entries[out->nent++] = e;
 	}
+	if (have_hv_base)
+		out->entries[out->nent++] = (struct kvm_cpuid_entry2){
+			.function = CPUID_TIMING_LEAF, .eax = tsc_khz, .ebx = KVM_LAPIC_BUS_KHZ };
 }
 
 int cpu_x86_set_cpuid(int vcpu_fd, const struct kvm_cpuid2 *supported, unsigned index,
 		      unsigned ncpus, struct vmm_err *err)
 {
-	struct kvm_cpuid2 *c = calloc(1, sizeof(*c) + supported->nent * sizeof(c->entries[0]));
+	struct kvm_cpuid2 *c = calloc(1, sizeof(*c) + (supported->nent + 1) * sizeof(c->entries[0]));
 	if (!c)
 		return vmm_err_set(err, ENOMEM, "out of memory for CPUID");
-	cpu_x86_build_cpuid(supported, index, ncpus, c);
+	int khz = ioctl(vcpu_fd, KVM_GET_TSC_KHZ);
+	cpu_x86_build_cpuid(supported, index, ncpus, khz > 0 ? (unsigned)khz : 0, c);
 	int rc = ioctl(vcpu_fd, KVM_SET_CPUID2, c) < 0 ? vmm_err_sys(err, errno, "KVM_SET_CPUID2 (vCPU %u)", index) : 0;
 	free(c);
 	return rc;

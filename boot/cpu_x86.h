@@ -17,10 +17,12 @@
 #define BOOT_SEL_CODE32 0x30
 
 /* Fill the CPUID entries for vCPU `index` of `ncpus` from what KVM supports:
- * APIC ID and topology (leaves 1, 4, 0xB, 0x8000_0008), the hypervisor bit.
- * `out` must have room for supported->nent entries. */
+ * APIC ID and topology (leaves 1, 4, 0xB, 0x8000_0008), the hypervisor bit,
+ * and with tsc_khz != 0 the hypervisor timing leaf 0x4000_0010 (TSC and
+ * LAPIC bus kHz, as QEMU and VMware give it) so guests need not calibrate.
+ * `out` must have room for supported->nent + 1 entries. */
 void cpu_x86_build_cpuid(const struct kvm_cpuid2 *supported, unsigned index, unsigned ncpus,
-			 struct kvm_cpuid2 *out);
+			 unsigned tsc_khz, struct kvm_cpuid2 *out);
 
 int cpu_x86_set_cpuid(int vcpu_fd, const struct kvm_cpuid2 *supported, unsigned index,
 		      unsigned ncpus, struct vmm_err *err);

@@ -64,7 +64,7 @@ static void kvm_add_tsc_deadline(struct kvm *kvm)
 static int kvm_get_supported_cpuid(struct kvm *kvm, struct vmm_err *err)
 {
 	/* The kernel says E2BIG until the buffer is large enough. */
-	for (unsigned n = 64; n <= 4096; n *= 2) {
+	for (unsigned n = 256; n <= 4096; n *= 2) {
 		struct kvm_cpuid2 *c = calloc(1, sizeof(*c) + n * sizeof(c->entries[0]));
 		if (!c)
 			return vmm_err_set(err, ENOMEM, "out of memory for CPUID");

@@ -83,10 +83,12 @@ static int sane(uint64_t hz)
 
 void delay_init(void)
 {
-	uint64_t hz = pit_measure();
+	/* A frequency the hypervisor or CPU states costs nothing; measuring
+	 * against the PIT takes milliseconds of port exits. */
+	uint64_t hz = cpuid_hz();
 
 	if (!sane(hz))
-		hz = cpuid_hz();
+		hz = pit_measure();
 	if (!sane(hz))
 		hz = FALLBACK_HZ;
 	tsc_rate = hz;

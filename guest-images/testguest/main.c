@@ -18,8 +18,9 @@ void tg_main(uint64_t start_info_paddr)
 	const struct hvm_start_info *si = (const void *)(uintptr_t)start_info_paddr;
 	int verbose;
 
-	serial_init();
+	/* First thing at CPL3: "I am up" for the VMM's boot timer. */
 	outb(MINIVMM_PORT_BOOT_TIMER, MINIVMM_BOOT_TIMER_UP);
+	serial_init();
 
 	if (!si || start_info_paddr >= 0x100000000ull || si->magic != HVM_START_MAGIC) {
 		tg_printf("testguest: bad hvm_start_info at 0x%llx\n",

@@ -38,10 +38,30 @@ void serial_putc_raw(char c)
 	outb(COM1 + REG_DATA, (uint8_t)c);
 }
 
+/* Every port access is a VM exit (tens of microseconds on some hosts), so
+ * output goes in FIFO-sized bursts: one LSR check, then up to 16 bytes with
+ * one string instruction (the 16550A's transmit FIFO takes 16 once THRE is
+ * set). A VMM handles the whole `rep outsb` in one exit. */
+#define TX_FIFO 16
+
+static void outsb(uint16_t port, const char *s, size_t n)
+{
+	__asm__ volatile("rep outsb" : "+S"(s), "+c"(n) : "d"(port) : "memory");
+}
+
 void serial_write_raw(const char *s, size_t n)
 {
-	while (n--)
-		serial_putc_raw(*s++);
+	while (n) {
+		for (unsigned i = 0; i < 1000000; i++) {
+			if (inb(COM1 + REG_LSR) & LSR_THRE)
+				break;
+			cpu_pause();
+		}
+		size_t chunk = n < TX_FIFO ? n : TX_FIFO;
+		outsb(COM1 + REG_DATA, s, chunk);
+		s += chunk;
+		n -= chunk;
+	}
 }
 
 char serial_getc(void)

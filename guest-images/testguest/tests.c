@@ -2,6 +2,7 @@
 
 #include "cmdline.h"
 #include "delay.h"
+#include "hostile.h"
 #include "lib.h"
 #include "nettests.h"
 #include "serial.h"
@@ -91,6 +92,7 @@ static const struct tg_test tests[] = {
 	{ "net-echo", test_net_echo, "virtio-net: echo UDP, answer ARP/ping" },
 	{ "net-gen", test_net_gen, "virtio-net: send numbered UDP datagrams" },
 	{ "net-sink", test_net_sink, "virtio-net: count numbered UDP datagrams" },
+	{ "net-hostile", test_net_hostile, "virtio-net: break the rules (kind=K), expect NEEDS_RESET, recover" },
 };
 
 void tests_run(const char *name)

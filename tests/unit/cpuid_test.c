@@ -30,7 +30,7 @@ Test(cpuid, apic_id_and_count_in_leaf_1)
 {
 	struct kvm_cpuid2 *sup = fake_supported();
 	struct kvm_cpuid2 *out = calloc(1, sizeof(*out) + sup->nent * sizeof(out->entries[0]));
-	cpu_x86_build_cpuid(sup, 3, 4, out);
+	cpu_x86_build_cpuid(sup, 3, 4, 0, out);
 	const struct kvm_cpuid_entry2 *l1 = find(out, 1, 0);
 	cr_assert_not_null(l1);
 	cr_assert_eq(l1->ebx >> 24, 3, "APIC ID");
@@ -46,7 +46,7 @@ Test(cpuid, leaf_b_topology_and_x2apic_id)
 {
 	struct kvm_cpuid2 *sup = fake_supported();
 	struct kvm_cpuid2 *out = calloc(1, sizeof(*out) + sup->nent * sizeof(out->entries[0]));
-	cpu_x86_build_cpuid(sup, 2, 3, out);
+	cpu_x86_build_cpuid(sup, 2, 3, 0, out);
 	const struct kvm_cpuid_entry2 *smt = find(out, 0xb, 0), *core = find(out, 0xb, 1),
 				       *end = find(out, 0xb, 2);
 	cr_assert_eq(smt->edx, 2);
@@ -68,8 +68,27 @@ Test(cpuid, single_cpu_has_no_htt)
 	struct kvm_cpuid2 *sup = fake_supported();
 	sup->entries[1].edx |= 1u << 28;
 	struct kvm_cpuid2 *out = calloc(1, sizeof(*out) + sup->nent * sizeof(out->entries[0]));
-	cpu_x86_build_cpuid(sup, 0, 1, out);
+	cpu_x86_build_cpuid(sup, 0, 1, 0, out);
 	cr_assert_eq(find(out, 1, 0)->edx & (1u << 28), 0);
+	free(sup);
+	free(out);
+}
+
+Test(cpuid, timing_leaf_gives_tsc_and_bus_khz)
+{
+	struct kvm_cpuid2 *sup = calloc(1, sizeof(*sup) + 2 * sizeof(sup->entries[0]));
+	sup->entries[0] = (struct kvm_cpuid_entry2){ .function = 0x40000000, .eax = 0x40000001 };
+	sup->entries[1] = (struct kvm_cpuid_entry2){ .function = 0x40000001 };
+	sup->nent = 2;
+	struct kvm_cpuid2 *out = calloc(1, sizeof(*out) + 3 * sizeof(out->entries[0]));
+	cpu_x86_build_cpuid(sup, 0, 1, 2100000, out);
+	cr_assert_eq(find(out, 0x40000000, 0)->eax, 0x40000010, "max hypervisor leaf raised");
+	const struct kvm_cpuid_entry2 *t = find(out, 0x40000010, 0);
+	cr_assert_not_null(t);
+	cr_assert_eq(t->eax, 2100000);
+	cr_assert_eq(t->ebx, 1000000);
+	cpu_x86_build_cpuid(sup, 0, 1, 0, out);
+	cr_assert_null(find(out, 0x40000010, 0), "no leaf without a TSC frequency");
 	free(sup);
 	free(out);
 }

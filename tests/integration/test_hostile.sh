@@ -1,0 +1,48 @@
+# Hostile guests: the test guest breaks the virtio rules on purpose
+# (test=net-hostile kind=K, guest-images/testguest/hostile.c). minivmm must
+# stay up, put the device in DEVICE_NEEDS_RESET, and carry traffic again
+# once the guest has reset the device. Under `make san-test` (BUILD=build-san)
+# the same tests also catch any out-of-bounds access in the VMM.
+#
+# Uses net_vm_start, net_vm_wait and peer from test_net.sh (sourced by run.sh
+# as well; the functions only need to exist when a test runs).
+
+. tests/integration/netns.sh
+
+# hostile_run KIND [NEEDS_RESET=1]: boot with --net tap=t0, wait for the guest
+# to recover, ping it from the host and echo through it, stop it, check its
+# lines and minivmm's exit status.
+hostile_run() {
+	local kind=$1 want_nr=${2:-1}
+	declare -F net_vm_start > /dev/null || { fail "test_net.sh not sourced (net_vm_start)"; return 1; }
+	VM_TIMEOUT=40 net_vm_start "hostile-$kind" "test=net-hostile kind=$kind secs=20" --net tap=t0 || return 1
+	# The VMM survived the hostile part if the guest got this far.
+	kill -0 "$VM_PID" 2> /dev/null || { fail "minivmm gone: $(tail -c 600 "$OUT" | tr '\n' '|')"; return 1; }
+	local res="$TMP_ROOT/hostile-$kind.ping" echo_res="$TMP_ROOT/hostile-$kind.peer"
+	ip netns exec "$NS" ping -c 20 -i 0.02 -W 1 10.0.0.2 > "$res" 2>&1
+	local ping_ok=0
+	grep -q " 0% packet loss" "$res" && ping_ok=1
+	peer echo-check --dst 10.0.0.2 --port 5001 --count 200 --sizes 60-1514 --wait-ms 2000 > "$echo_res" 2>&1
+	local echo_rc=$?
+	peer stop --dst 10.0.0.2 --port 5001 > /dev/null 2>&1
+	net_vm_wait
+	if [ "$want_nr" = 1 ]; then
+		expect_line "testguest: hostile $kind -> needs-reset" "$OUT" || return 1
+	fi
+	expect_line "testguest: hostile $kind reset -> status 0x0" "$OUT" || return 1
+	expect_no_line "ERROR: (Address|Undefined)Sanitizer|runtime error:" "$OUT" || return 1
+	[ $ping_ok = 1 ] || { fail "host ping after the reset: $(tail -2 "$res" | tr '\n' ' '); guest: $(tail -c 400 "$OUT" | tr '\n' '|')"; return 1; }
+	[ $echo_rc = 0 ] || { fail "echo-check after the reset: $(tr '\n' ' ' < "$echo_res")"; return 1; }
+	expect_line "net-hostile done kind $kind frames [1-9]" "$OUT" || return 1
+	expect_rc 0 "$OUT"
+}
+
+t_hostile_desc_outside_ram() { hostile_run desc-outside-ram; }
+t_hostile_desc_overflow() { hostile_run desc-overflow; }
+t_hostile_desc_loop() { hostile_run desc-loop; }
+t_hostile_chain_too_long() { hostile_run chain-too-long; }
+t_hostile_avail_jump() { hostile_run avail-jump; }
+t_hostile_head_out_of_range() { hostile_run head-out-of-range; }
+t_hostile_bad_indirect() { hostile_run bad-indirect; }
+t_hostile_ring_outside_ram() { hostile_run ring-outside-ram; }
+t_hostile_mmio_garbage() { hostile_run mmio-garbage 0; }
