@@ -214,8 +214,8 @@ t_packet_rx_pause_loses_nothing_taken() {
 	peer stop --dst 10.0.0.2 --port 5001 > /dev/null 2>&1
 	net_vm_wait
 	expect_rc 0 "$OUT" || return 1
-	expect_line "^testguest: net-sink done rx 500 lost 0 reorders 0 bad 0 badsum 0 corrupt 0" "$OUT" ||
-		{ fail "$(cat "$TMP_ROOT/.reason")$(pkt_ring_hint "$OUT")"; return 1; }
+	grep -qE "^testguest: net-sink done rx 500 lost 0 reorders 0 bad 0 badsum 0 corrupt 0" "$OUT" ||
+		{ fail "the guest did not get all 500 intact: '$(grep -E '^testguest: q0 ' "$OUT")'; minivmm: $(grep '^{' "$OUT" | tail -1 | grep -oE '"(rx_frames|rx_no_buffer|rx_dropped|backend_drops)":[0-9]+' | tr '\n' ' ')(rx_frames counts frames minivmm put in guest buffers: a guest rx below it means used entries never reached the guest)$(pkt_ring_hint "$OUT")"; return 1; }
 	pkt_stats "$OUT" "$PKT_PY_CLEAN"'
 check(q[0]["rx_no_buffer"] >= 1, "rx_no_buffer %d, expected the pause counted (>= 1)" % q[0]["rx_no_buffer"])
 '
