@@ -56,6 +56,7 @@ enum kind {
 	K_BAD_INDIRECT,
 	K_RING_OUTSIDE_RAM,
 	K_MMIO_GARBAGE,
+	K_DRIVER_OK_TWICE,
 };
 
 static const char *const kind_names[] = {
@@ -68,6 +69,7 @@ static const char *const kind_names[] = {
 	[K_BAD_INDIRECT] = "bad-indirect",
 	[K_RING_OUTSIDE_RAM] = "ring-outside-ram",
 	[K_MMIO_GARBAGE] = "mmio-garbage",
+	[K_DRIVER_OK_TWICE] = "driver-ok-twice",
 };
 
 static struct vnet net;
@@ -497,6 +499,24 @@ static void mmio_garbage(const struct vmmio_dev *d, uint64_t iters)
 		  U(writes), U(reads), U(bringups), vmmio_read(d, VIRTIO_MMIO_STATUS));
 }
 
+/* driver-ok-twice: take DRIVER_OK back without a reset (only a reset may
+ * clear status bits), set it again, repeat, kicking both queues each time:
+ * a second activation must not pull the pair from under its running worker. */
+static void driver_ok_twice(const struct vmmio_dev *d, struct vnet_pair *p, uint64_t rounds)
+{
+	const uint32_t up = VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
+			    VIRTIO_CONFIG_S_FEATURES_OK;
+
+	for (uint64_t i = 0; i < rounds; i++) {
+		vmmio_write(d, VIRTIO_MMIO_STATUS, up);
+		vmmio_write(d, VIRTIO_MMIO_STATUS, up | VIRTIO_CONFIG_S_DRIVER_OK);
+		*p->rx.notify = p->rx.index;
+		*p->tx.notify = p->tx.index;
+	}
+	tg_printf("testguest: hostile driver-ok-twice rounds %llu status 0x%x\n", U(rounds),
+		  vmmio_read(d, VIRTIO_MMIO_STATUS));
+}
+
 /* ---- after: reset, bring-up, traffic -------------------------------------- */
 
 static uint8_t *tx_begin(struct vnet_pair *p, uint16_t *id)
@@ -645,6 +665,8 @@ void test_net_hostile(void)
 	tg_printf("testguest: hostile %s: misbehaving now\n", name);
 	if (k == K_MMIO_GARBAGE)
 		mmio_garbage(&net.dev, iters);
+	else if (k == K_DRIVER_OK_TWICE)
+		driver_ok_twice(&net.dev, &net.pair[0], iters / 8 ? iters / 8 : 1);
 	else if (k != K_RING_OUTSIDE_RAM)
 		misbehave_tx(k, &net.pair[0]);
 
@@ -693,7 +715,7 @@ void test_net_hostile(void)
 			  name);
 		tg_exit(TG_EXIT_HOSTILE_RESET);
 	}
-	if (!needs_reset && k != K_MMIO_GARBAGE)
+	if (!needs_reset && k != K_MMIO_GARBAGE && k != K_DRIVER_OK_TWICE)
 		tg_exit(TG_EXIT_HOSTILE_NO_NEEDS_RESET);
 	tg_reset();
 }
