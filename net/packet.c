@@ -20,8 +20,11 @@
 #define PACKET_VNET_HDR_SZ 24   /* Linux 6.2+: vnet header size (we need 12) */
 #endif
 
-#define RING_BLOCK_SIZE   (256 * 1024)
-#define RING_BLOCKS       4
+/* A block is handed over when full or RING_RETIRE_MS after its first
+ * frame, so a trickle uses one block per millisecond: many smaller blocks
+ * ride out a guest that stops taking frames better than a few big ones. */
+#define RING_BLOCK_SIZE   (128 * 1024)
+#define RING_BLOCKS       16
 #define RING_FRAME_SIZE   2048
 #define RING_RETIRE_MS    1      /* a partly filled block is handed over after this */
 #define VNET_HDR_LEN      12     /* struct virtio_net_hdr_v1 */
@@ -71,14 +74,26 @@ bool pkt_fix_checksum(uint8_t *frame, uint32_t len, uint16_t csum_start, uint16_
 	return true;
 }
 
-/* One frame: the 12-byte vnet header sits just before the MAC header. */
+/* One frame. The kernel reserves PACKET_VNET_HDR_SZ (12) bytes before the
+ * MAC header but the ring path (tpacket_rcv) writes only the legacy
+ * 10-byte struct virtio_net_hdr, right before the MAC header; readv gets
+ * all 12. Move those 10 bytes down to make a virtio_net_hdr_v1 in place
+ * (we own the frame until the block goes back). */
+static uint8_t *ring_frame_header(struct tpacket3_hdr *h)
+{
+	uint8_t *mac = (uint8_t *)h + h->tp_mac;
+	uint8_t *hdr = mac - VNET_HDR_LEN;
+	memmove(hdr, mac - sizeof(struct virtio_net_hdr), sizeof(struct virtio_net_hdr));
+	return hdr;
+}
+
 static int ring_deliver_frame(struct pkt_ring *r, struct dp_queue *dp, struct tpacket3_hdr *h)
 {
-	if (h->tp_mac < VNET_HDR_LEN || h->tp_snaplen < h->tp_len) {
+	if (h->tp_mac < sizeof(struct tpacket3_hdr) + VNET_HDR_LEN || h->tp_snaplen < h->tp_len) {
 		NET_STAT_ADD(dp->qp, rx_dropped, 1);   /* truncated: larger than the ring's frames */
 		return 1;
 	}
-	uint8_t *hdr = (uint8_t *)h + h->tp_mac - VNET_HDR_LEN;
+	uint8_t *hdr = ring_frame_header(h);
 	struct virtio_net_hdr_v1 *vh = (struct virtio_net_hdr_v1 *)hdr;
 	if (!r->guest_csum && (vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM)) {
 		if (!pkt_fix_checksum(hdr + VNET_HDR_LEN, h->tp_snaplen, vh->csum_start,
@@ -195,6 +210,12 @@ static int packet_open_queue(struct net_backend *b, unsigned q, unsigned ifindex
 		int rc = packet_setup_ring(b, q, err);
 		if (rc)
 			return rc;
+	} else {
+		/* readv per frame: room for bursts while the worker sleeps
+		 * (FORCE as root, else up to the rmem_max limit). */
+		int bytes = 4 << 20;
+		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof(bytes)) < 0)
+			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
 	}
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL),
 				   .sll_ifindex = (int)ifindex };

@@ -357,6 +357,9 @@ int net_worker_run_uring(struct net_worker *w)
 	}
 	while (!l->stopping) {
 		uring_service(l);
+		/* Publish before sleeping: ring-mode RX delivers synchronously
+		 * in uring_service, and the guest must see it now. */
+		net_worker_flush(w);
 		if (w->cfg.poll_us && !io_uring_cq_ready(&l->ring)) {
 			io_uring_submit(&l->ring);
 			uring_poll_briefly(l);
@@ -367,7 +370,6 @@ int net_worker_run_uring(struct net_worker *w)
 			break;
 		}
 		uring_reap(l);
-		net_worker_flush(l->w);
 	}
 	l->stopping = true;
 	uring_drain(l);

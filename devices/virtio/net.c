@@ -345,6 +345,7 @@ static void vnet_reset(void *dev)
 	n->features = 0;
 	vnet_set_active_pairs(n, 1);
 	memset(&n->filter, 0, sizeof(n->filter));
+	memcpy(n->filter.mac, n->mac, 6);
 	n->filter.promisc = true;   /* until the driver configures filtering */
 	pthread_mutex_unlock(&n->lock);
 }

@@ -198,6 +198,7 @@ static bool ctrl_serve(struct virtio_net *n, struct virtq *q)
 	struct guest_chain c;
 	uint8_t cmd[CTRL_MAX_COMMAND];
 	int rc;
+again:
 	while ((rc = virtq_pop(q, &c)) > 0) {
 		size_t len = ctrl_gather(&c, cmd, sizeof(cmd));
 		uint8_t ack = len == SIZE_MAX ? VIRTIO_NET_ERR : ctrl_dispatch(n, cmd, len);
@@ -211,6 +212,10 @@ static bool ctrl_serve(struct virtio_net *n, struct virtq *q)
 		}
 		virtq_push(q, c.head, written);
 	}
+	/* Drained: ask for the next kick, then look once more (a command
+	 * added before the guest saw our request would get no kick). */
+	if (rc == 0 && virtq_enable_kicks(q))
+		goto again;
 	virtq_publish(q);
 	if (virtq_should_signal(q))
 		virtio_mmio_signal_used(n->transport);
