@@ -285,6 +285,7 @@ static void mmio_access(uintptr_t a, unsigned width, int write, uint32_t v)
 }
 
 static uint32_t drv_sel;        /* last DriverFeaturesSel written */
+static int keep_status;         /* keep-status=1 */
 
 /* Half `sel` of the device's features, sometimes without the control queue
  * (so activation does not depend on a third queue). */
@@ -356,6 +357,10 @@ static void garbage_one(const struct vmmio_dev *d, uint32_t off, unsigned width,
 {
 	if (write && width == 4 && off == VIRTIO_MMIO_DRIVER_FEATURES_SEL)
 		drv_sel = v;
+	/* keep-status: never take a status bit back except by a reset (to
+	 * look past the driver-ok-twice bug). */
+	if (keep_status && write && width == 4 && off == VIRTIO_MMIO_STATUS && v)
+		v |= vmmio_read(d, VIRTIO_MMIO_STATUS);
 	mmio_access(d->base + off, width, write, v);
 }
 
@@ -652,7 +657,10 @@ void test_net_hostile(void)
 	uint32_t status = 0, isr = 0;
 	int needs_reset, r;
 
-	rng = get_num("seed", 0x6d696e69766d6d31ull, UINT64_MAX) | 1;
+	rng = (get_num("seed", 1, UINT64_MAX) ^ 0x6d696e69766d6d31ull) * 0x9e3779b97f4a7c15ull;
+	if (!rng)
+		rng = 1;        /* xorshift never leaves 0 */
+	keep_status = get_num("keep-status", 0, 1) != 0;
 	if (np_parse_ip(cmdline_get("ip", "10.0.0.2"), self.ip)) {
 		tg_printf("testguest: bad ip=%s\n", cmdline_get("ip", ""));
 		tg_exit(TG_EXIT_BAD_CMDLINE);

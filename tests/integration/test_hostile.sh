@@ -28,13 +28,13 @@ hostile_died() {
 	fi
 }
 
-# hostile_run KIND [NEEDS_RESET=1]: boot with --net tap=t0, wait for the guest
+# hostile_run KIND [NEEDS_RESET=1 [EXTRA GUEST WORDS]]: boot with --net tap=t0, wait for the guest
 # to recover, ping it from the host and echo through it, stop it, check its
 # lines and minivmm's exit status.
 hostile_run() {
-	local kind=$1 want_nr=${2:-1}
+	local kind=$1 want_nr=${2:-1} extra=${3:-}
 	declare -F net_vm_start > /dev/null || { fail "test_net.sh not sourced (net_vm_start)"; return 1; }
-	if ! VM_TIMEOUT=40 net_vm_start "hostile-$kind" "test=net-hostile kind=$kind secs=20" --net tap=t0 ||
+	if ! VM_TIMEOUT=40 net_vm_start "hostile-$kind" "test=net-hostile kind=$kind secs=20${extra:+ $extra}" --net tap=t0 ||
 		! kill -0 "$VM_PID" 2> /dev/null; then
 		hostile_died "$kind"
 		return 1
@@ -52,8 +52,10 @@ hostile_run() {
 	fi
 	expect_line "testguest: hostile $kind reset -> status 0x0" "$OUT" || return 1
 	expect_no_line "ERROR: (Address|Undefined)Sanitizer|runtime error:" "$OUT" || return 1
-	[ $ping_ok = 1 ] || { fail "host ping after the reset: $(tail -2 "$res" | tr '\n' ' '); guest: $(tail -c 400 "$OUT" | tr '\n' '|')"; return 1; }
+	[ $ping_ok = 1 ] || { fail "host ping after the reset: $(tail -2 "$res" | tr '\n' ' '); answered seqs: $(grep -o 'icmp_seq=[0-9]*' "$res" | cut -d= -f2 | tr '\n' ' '); guest: $(tail -c 400 "$OUT" | tr '\n' '|')"; return 1; }
 	[ $echo_rc = 0 ] || { fail "echo-check after the reset: $(tr '\n' ' ' < "$echo_res")"; return 1; }
+	[ "$(value lost "$echo_res")" = 0 ] && [ "$(value corrupt "$echo_res")" = 0 ] ||
+		{ fail "echo-check after the reset lost or corrupted datagrams: $(tr '\n' ' ' < "$echo_res")"; return 1; }
 	expect_line "net-hostile done kind $kind frames [1-9]" "$OUT" || return 1
 	expect_rc 0 "$OUT"
 }
@@ -67,6 +69,10 @@ t_hostile_head_out_of_range() { hostile_run head-out-of-range; }
 t_hostile_bad_indirect() { hostile_run bad-indirect; }
 t_hostile_ring_outside_ram() { hostile_run ring-outside-ram; }
 t_hostile_mmio_garbage() { hostile_run mmio-garbage 0; }
+# The same garbage, but Status bits are only ever added (or all cleared by a
+# reset), so the driver-ok-twice path is never taken: the rest of the
+# register space stays covered while that bug is open.
+t_hostile_mmio_garbage_keep_status() { hostile_run mmio-garbage 0 "keep-status=1 seed=7 iters=8000"; }
 # Not in the original list: DRIVER_OK taken back without a reset, then set
 # again (what mmio-garbage's random Status writes do now and then).
 t_hostile_driver_ok_twice() { hostile_run driver-ok-twice 0; }
