@@ -108,7 +108,10 @@ static void mmio_write_status(struct virtio_mmio *t, uint32_t value)
 		return;
 	}
 	uint32_t old = mmio_status(t);
-	uint32_t next = (value & 0xff) | (old & VIRTIO_CONFIG_S_NEEDS_RESET);
+	/* "The driver MUST NOT clear a device status bit" (2.1.2): only a
+	 * reset clears them, so a write can only add bits. Otherwise DRIVER_OK
+	 * dropped and set again would activate a running device twice. */
+	uint32_t next = (value & 0xff) | old;
 	/* Bits only get set in order; a driver never clears one except by reset. */
 	if ((next & VIRTIO_CONFIG_S_FEATURES_OK) && !(old & VIRTIO_CONFIG_S_FEATURES_OK) &&
 	    !mmio_features_acceptable(t))

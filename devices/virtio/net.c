@@ -282,6 +282,8 @@ static unsigned vnet_ready_pairs(const struct virtio_net *n, unsigned offered)
 
 static int vnet_activate_locked(struct virtio_net *n, uint64_t features, struct vmm_err *err)
 {
+	if (n->activated)
+		return 0;   /* the transport activates once per reset; be sure */
 	unsigned pairs = vnet_ready_pairs(n, (features & F(VIRTIO_NET_F_MQ)) ? n->nr_pairs : 1);
 	bool ctrl = features & F(VIRTIO_NET_F_CTRL_VQ);
 	if (pairs == 0)
