@@ -39,6 +39,9 @@ int virtq_init(struct virtq *q, const struct guest_mem *mem, uint16_t size, uint
 	q->last_avail = 0;
 	q->next_used = 0;
 	q->used->flags = 0;
+	/* The device area is ours: do not leave whatever the memory held
+	 * (e.g. before a reset) as the guest's kick threshold. */
+	*q->avail_event = 0;
 	__atomic_store_n(&q->used->idx, 0, __ATOMIC_RELEASE);
 	return 0;
 }
