@@ -77,7 +77,8 @@ tg_gdt:
 	.set cpu, 0
 	.rept TG_MAX_CPUS
 	.set base, TG_TSS_BASE + cpu * TG_TSS_STRIDE
-	.quad (TG_TSS_LIMIT & 0xffff) | ((base & 0xffffff) << 16) | (0x89 << 40) | (((TG_TSS_LIMIT >> 16) & 0xf) << 48) | (((base >> 24) & 0xff) << 56)
+	.set limit, TG_TSS_LIMIT(cpu)
+	.quad (limit & 0xffff) | ((base & 0xffffff) << 16) | (0x89 << 40) | (((limit >> 16) & 0xf) << 48) | (((base >> 24) & 0xff) << 56)
 	.quad 0                         /* base 63:32 */
 	.set cpu, cpu + 1
 	.endr
@@ -105,12 +106,13 @@ tg_tss:
 	.quad 0, 0, 0, 0, 0, 0, 0               /* IST1-7 */
 	.quad 0                                 /* reserved */
 	.word 0                                 /* reserved */
-	.word TG_TSS_IOMAP_OFF                  /* I/O map base */
-	.fill TG_TSS_IOMAP_SIZE, 1, 0           /* every port allowed */
-	.byte 0xff                              /* required terminator */
-	.fill TG_TSS_STRIDE - (TG_TSS_LIMIT + 1), 1, 0
+	.word TG_TSS_IOMAP_OFF(cpu)             /* the shared I/O map below */
+	.fill TG_TSS_STRIDE - TG_TSS_SIZE, 1, 0
 	.set cpu, cpu + 1
 	.endr
+	/* The one I/O permission bitmap: every port allowed. */
+	.fill TG_TSS_IOMAP_SIZE, 1, 0
+	.byte 0xff                              /* required terminator */
 
 /* ---- Identity page tables: 4 GiB in 2 MiB pages, U/S set everywhere ---- */
 	.section .data.pagetables, "aw"

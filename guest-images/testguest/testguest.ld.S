@@ -36,5 +36,5 @@ ASSERT(ADDR(.vectors) == TG_VECTORS_BASE, "interrupt stubs not at TG_VECTORS_BAS
 ASSERT(SIZEOF(.vectors) == 256 * TG_VECTOR_STUB_SIZE, "an interrupt stub is too long")
 ASSERT(_etext <= TG_DATA_BASE, "text does not fit below TG_DATA_BASE")
 ASSERT(ADDR(.tss) == TG_TSS_BASE, "TSS array not at TG_TSS_BASE")
-ASSERT(SIZEOF(.tss) == TG_MAX_CPUS * TG_TSS_STRIDE, "TSS array size")
+ASSERT(SIZEOF(.tss) == TG_TSS_AREA_SIZE, "TSS array size")
 ASSERT(_end <= 0x80000000, "image must stay below 2 GiB (sign-extended addresses)")
