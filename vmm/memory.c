@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 
 #define TWO_MIB (2ULL << 20)
+#define SMALL_PAGES_BELOW (4ULL << 20)
 
 int guest_mem_init(struct guest_mem *mem, uint64_t ram_size, struct vmm_err *err)
 {
@@ -20,8 +21,13 @@ int guest_mem_init(struct guest_mem *mem, uint64_t ram_size, struct vmm_err *err
 	if (map == MAP_FAILED)
 		return vmm_err_sys(err, errno, "cannot map %llu MiB of guest memory",
 				   (unsigned long long)(ram_size >> 20));
-	/* Transparent huge pages cut EPT/NPT walk costs; failure is harmless. */
-	(void)madvise(map, ram_size, MADV_HUGEPAGE);
+	/* Transparent huge pages cut EPT/NPT walk costs; failure is harmless.
+	 * The first few MiB (boot structures, a unikernel or test guest) stay
+	 * in small pages: a tiny guest then costs what it touches, not whole
+	 * 2 MiB pages. */
+	if (ram_size > SMALL_PAGES_BELOW)
+		(void)madvise((uint8_t *)map + SMALL_PAGES_BELOW, ram_size - SMALL_PAGES_BELOW,
+			      MADV_HUGEPAGE);
 
 	mem->mapping = map;
 	mem->ram_size = ram_size;
