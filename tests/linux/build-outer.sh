@@ -5,18 +5,25 @@
 # ip (as /usr/local/sbin/iproute2-ip: busybox ip has no tuntap) with their
 # shared libraries for the network cases, and outer-init as /init.
 #
-# Usage: build-outer.sh OUTPUT.cpio KVER INNER_KERNEL_DIR INNER_INITRAMFS [MINIVMM]
+# Usage: build-outer.sh OUTPUT.cpio KVER INNER_KERNEL_DIR INNER_INITRAMFS [MINIVMM [DEB_KERNEL DEB_INITRAMFS]]
 #   KVER             version of the outer kernel (its modules come from /lib/modules/KVER)
 #   INNER_KERNEL_DIR holds bzImage and vmlinux (guest-images/linux/build-kernel.sh)
 #   MINIVMM          static minivmm binary; without it the outer guest reports
 #                    "FAIL no minivmm binary" after checking /dev/kvm
+#   DEB_KERNEL       Debian's generic bzImage (/boot/vmlinuz-KVER) for the debian-acpi
+#   DEB_INITRAMFS    case, and its initramfs (guest-images/linux/build-debian-initramfs.sh);
+#                    they go to /inner/debian/{vmlinuz,initramfs.cpio}
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 die() { echo "build-outer: error: $*" >&2; exit 1; }
 
-[ $# -ge 4 ] || die "usage: $0 OUTPUT.cpio KVER INNER_KERNEL_DIR INNER_INITRAMFS [MINIVMM]"
-out=$1 kver=$2 inner=$3 inner_initrd=$4 vmm=${5:-}
+[ $# -ge 4 ] || die "usage: $0 OUTPUT.cpio KVER INNER_KERNEL_DIR INNER_INITRAMFS [MINIVMM [DEB_KERNEL DEB_INITRAMFS]]"
+out=$1 kver=$2 inner=$3 inner_initrd=$4 vmm=${5:-} deb_kernel=${6:-} deb_initrd=${7:-}
+if [ -n "$deb_kernel" ]; then
+	[ -r "$deb_kernel" ] || die "$deb_kernel is not readable (reading /boot/vmlinuz-* needs root on Debian)"
+	[ -f "$deb_initrd" ] || die "Debian inner initramfs '$deb_initrd' missing"
+fi
 busybox=${BUSYBOX:-/bin/busybox}
 [ -x "$busybox" ] || die "$busybox missing (install busybox-static)"
 for f in "$inner/bzImage" "$inner/vmlinux" "$inner_initrd"; do
@@ -62,6 +69,11 @@ grep -qx 'kvm-amd.ko' "$stage/modules/order" || die "modprobe -S $kver found no 
 
 cp "$inner/bzImage" "$inner/vmlinux" "$stage/inner/"
 cp "$inner_initrd" "$stage/inner/initramfs.cpio"
+if [ -n "$deb_kernel" ]; then
+	mkdir -p "$stage/inner/debian"
+	cp "$deb_kernel" "$stage/inner/debian/vmlinuz"
+	cp "$deb_initrd" "$stage/inner/debian/initramfs.cpio"
+fi
 [ -z "$vmm" ] || cp "$vmm" "$stage/bin/minivmm"
 "$here/../../guest-images/linux/collect-bins.sh" "$stage" iperf3 ip=/usr/local/sbin/iproute2-ip ||
 	die "cannot collect iperf3 and ip (install iperf3 and iproute2)"

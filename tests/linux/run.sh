@@ -3,7 +3,9 @@
 # sees its CPUs, gets its cmdline and resets cleanly (reboot=k -> exit 0);
 # the net-* cases also drive minivmm's virtio-net device with the stock
 # virtio_net driver over a tap (ethtool -L, ping, iperf3 on every queue pair)
-# and check minivmm's --stats=json.
+# and check minivmm's --stats=json. debian-acpi boots Debian's own generic
+# kernel, which finds the virtio-mmio device through minivmm's ACPI tables,
+# pings over it and powers off through the ACPI S5 sleep register.
 #
 # On a host with VMX/SVM, minivmm runs the inner guest directly. Otherwise
 # (e.g. a PVM /dev/kvm, where guest kernel code is emulated ~5000x slower) it
@@ -20,6 +22,8 @@
 #   LINUX_TEST_MODE       nested|direct (default: direct iff the CPU shows vmx/svm)
 #   LINUX_TEST_MINIVMM    use this static minivmm instead of building one
 #   LINUX_TEST_OUTER_KVER outer kernel version (default: newest /boot/vmlinuz-* with kvm-amd)
+#   LINUX_TEST_DEBIAN_KVER Debian kernel for debian-acpi (default: newest /boot/vmlinuz-*
+#                         with virtio_mmio in /lib/modules; reading /boot needs root)
 #   MINIVMM_CACHE         kernel cache (default /var/cache/minivmm)
 set -u
 
@@ -28,7 +32,7 @@ build=${BUILD:-build}
 case "$build" in /*) ;; *) build=$repo/$build ;; esac
 work=$build/linux
 logs=$build/linux-logs
-all_cases="bzimage pvh net-bzimage-q1 net-bzimage-q2 net-pvh-q2 net-q2-threads1"
+all_cases="bzimage pvh net-bzimage-q1 net-bzimage-q2 net-pvh-q2 net-q2-threads1 debian-acpi"
 cases=${LINUX_TEST_CASES:-$all_cases}
 limit=${LINUX_TEST_TIMEOUT:-180}
 mkdir -p "$work" "$logs"
@@ -72,6 +76,29 @@ inner_initrd=$work/inner-initramfs.cpio
 if ! "$repo/guest-images/linux/build-initramfs.sh" --net-tools "$inner_initrd" 2>"$logs/initramfs-build.log"; then
 	fail_all "inner initramfs build failed" "$logs/initramfs-build.log"
 fi
+
+# --- Debian's kernel and its initramfs (debian-acpi) ---
+deb_kernel="" deb_initrd="" deb_err=""
+case " $cases " in *" debian-acpi "*)
+	deb_kver=${LINUX_TEST_DEBIAN_KVER:-}
+	if [ -z "$deb_kver" ]; then
+		for k in /boot/vmlinuz-*; do
+			v=${k#/boot/vmlinuz-}
+			ls "/lib/modules/$v/kernel/drivers/virtio/virtio_mmio.ko"* >/dev/null 2>&1 && echo "$v"
+		done | sort -V | tail -n 1 > "$work/deb-kver"
+		deb_kver=$(cat "$work/deb-kver")
+	fi
+	deb_initrd=$work/debian-initramfs.cpio
+	if [ -z "$deb_kver" ] || [ ! -r "/boot/vmlinuz-$deb_kver" ]; then
+		deb_err="no readable /boot/vmlinuz-* with virtio_mmio modules (install linux-image-amd64; reading /boot needs root)"
+	elif ! "$repo/guest-images/linux/build-debian-initramfs.sh" "$deb_initrd" "$deb_kver" 2>"$logs/debian-initramfs-build.log"; then
+		deb_err="Debian inner initramfs build failed, see $logs/debian-initramfs-build.log"
+	else
+		deb_kernel=/boot/vmlinuz-$deb_kver
+		echo "# debian-acpi: inner kernel $deb_kernel, $(du -k "$deb_initrd" | cut -f1) KiB initramfs"
+	fi
+	[ -z "$deb_err" ] || echo "# debian-acpi: $deb_err" ;;
+esac
 
 # --- static minivmm ---
 vmm=${LINUX_TEST_MINIVMM:-}
@@ -173,7 +200,10 @@ check_case() {
 		"MINIVMM-RESULT: PASS "*"token=$token-$c "*)
 			if [ "$vexit" != 0 ]; then
 				reason="inner guest passed but minivmm exit=$vexit, want 0 (reboot=k resets through the i8042)"
+				[ "$c" != debian-acpi ] || reason="inner guest passed but minivmm exit=$vexit, want 0 (poweroff through the ACPI S5 sleep register)"
 				echo "$exitline" | grep -q timeout && reason="$reason; minivmm hit its timeout"
+			elif [ "$c" = debian-acpi ] && ! grep -q 'minivmm: guest powered off (ACPI S5)' "$clean"; then
+				reason="minivmm exit=0 but not through ACPI S5 (no 'guest powered off (ACPI S5)'; it said: $(grep -m 1 -o 'minivmm: guest .*' "$clean"))"
 			fi ;;
 		"MINIVMM-RESULT: PASS "*)
 			reason="inner guest passed with the wrong token (want token=$token-$c): $result" ;;
@@ -233,10 +263,18 @@ if [ "$mode" = direct ]; then
 			q=$(net_queues "$c")
 			th=$(echo "$c" | sed -n 's/.*-threads\([0-9][0-9]*\).*/\1/p')
 			net="tap=mtap0,queues=$q${th:+,threads=$th}" ;;
+		debian-acpi)
+			[ -n "$deb_kernel" ] || { fail "$c" "$deb_err" "-"; continue; }
+			kernel=$deb_kernel q=1 net="tap=mtap0,queues=1" ;;
 		*) fail "$c" "unknown case" "-"; continue ;;
 		esac
 		cmd="console=ttyS0 reboot=k panic=-1 minivmm.test=$token-$c minivmm.cpus=2"
 		args=(--kernel "$kernel" --initrd "$inner_initrd" --cpus 2 --mem 256M)
+		if [ "$c" = debian-acpi ]; then
+			# The same as outer-init's debian-acpi: no reboot=k, poweroff at the end.
+			cmd="console=ttyS0 panic=-1 minivmm.test=$token-$c minivmm.cpus=2 minivmm.checks=cmdline,cpus,acpi,ping minivmm.halt=poweroff minivmm.watchdog=60"
+			args=(--kernel "$kernel" --initrd "$deb_initrd" --cpus 2 --mem 512M)
+		fi
 		if [ -n "$net" ]; then
 			# The same as the outer guest does (tests/linux/outer-init), on this host.
 			ip link del mtap0 2>/dev/null
@@ -251,13 +289,17 @@ if [ "$mode" = direct ]; then
 					iperf_pids="$iperf_pids $!"
 				done
 			fi
-			cmd="$cmd minivmm.checks=cmdline,cpus,net minivmm.queues=$q minivmm.settle=2 minivmm.watchdog=60"
-			args+=(--net "$net" --stats=json)
+			if [ "$c" = debian-acpi ]; then
+				args+=(--net "$net")
+			else
+				cmd="$cmd minivmm.checks=cmdline,cpus,net minivmm.queues=$q minivmm.settle=2 minivmm.watchdog=60"
+				args+=(--net "$net" --stats=json)
+			fi
 		fi
 		t0=$(date +%s)
 		timeout -k 5 "$limit" "$vmm" "${args[@]}" --cmdline "$cmd" </dev/null >>"$log" 2>&1 &
 		vpid=$!
-		if [ -n "$net" ]; then
+		if [ -n "$net" ] && [ "$c" != debian-acpi ]; then
 			# Live stats once the inner result line is out (see outer-init).
 			while kill -0 "$vpid" 2>/dev/null; do
 				if grep -q 'MINIVMM-RESULT:' "$log"; then
@@ -294,7 +336,7 @@ okernel=/boot/vmlinuz-$kver
 	fail_all "no readable outer kernel /boot/vmlinuz-* with kvm-amd modules (install linux-image-amd64; reading /boot needs root)" "-"
 outer=$work/outer-initramfs.cpio
 if ! "$repo/tests/linux/build-outer.sh" "$outer" "$kver" "$kdir" "$inner_initrd" $vmm \
-	2>"$logs/outer-build.log"; then
+	${vmm:+$deb_kernel} ${vmm:+${deb_kernel:+$deb_initrd}} 2>"$logs/outer-build.log"; then
 	cat "$logs/outer-build.log" | sed 's/^/#   /'
 	fail_all "outer initramfs build failed" "$logs/outer-build.log"
 fi
@@ -302,6 +344,7 @@ echo "# outer guest: $okernel, $(du -m "$outer" | cut -f1) MiB initramfs"
 
 for c in $cases; do
 	log=$logs/$c.log
+	if [ "$c" = debian-acpi ] && [ -z "$deb_kernel" ]; then fail "$c" "$deb_err" "-"; continue; fi
 	# minivmm gets most of the case's time; the rest covers the outer boot.
 	vlimit=$((limit - 40)); [ "$vlimit" -ge $((limit / 2)) ] || vlimit=$((limit / 2))
 	append="console=ttyS0 panic=-1 rdinit=/init quiet minivmm.case=$c minivmm.token=$token minivmm.timeout=$vlimit"
