@@ -318,7 +318,9 @@ def run_rx(cfg, size, M, tmp):
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         time.sleep(M['warm'])
         a = snap(vm.pid)
-        time.sleep(M['window'])
+        end = time.monotonic() + M['window']
+        while time.monotonic() < end and snd.poll() is None:   # the window never outlasts the sender
+            time.sleep(0.01)
         b = snap(vm.pid)
         out, _ = snd.communicate(timeout=60)
         time.sleep(0.2)
