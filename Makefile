@@ -55,7 +55,8 @@ DEPS_OK   := $(BUILD)/.deps-build
 include guest-images/testguest/testguest.mk
 include tests/tools/tools.mk
 
-.PHONY: all deps demo test unit-test integration-test san-test linux-test install clean
+.PHONY: all deps demo test unit-test integration-test san-test linux-test install clean \
+        bench bench-quick bench-smoke
 # A static build is the appliance binary: criterion has no static library,
 # so the unit tests are left out of it.
 ifeq ($(STATIC),)
@@ -112,6 +113,21 @@ test: all
 	$(MAKE) integration-test
 	$(MAKE) san-test
 	$(MAKE) linux-test
+	$(MAKE) bench-smoke
+
+# Benchmarks print tables; they are not tests and never fail on speed.
+# bench-smoke (part of make test) only checks the tables come out well-formed.
+bench: all
+	scripts/install-deps.sh test bench
+	bench/run.sh --full
+
+bench-quick: all
+	scripts/install-deps.sh test bench
+	bench/run.sh --quick
+
+bench-smoke: all
+	scripts/install-deps.sh test bench
+	bench/run.sh --smoke
 
 install: $(BIN)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/minivmm

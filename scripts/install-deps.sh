@@ -3,12 +3,14 @@
 #   build  compile minivmm, the test guest and the unit tests
 #   test   run the integration tests (network namespaces, taps, QEMU peer)
 #   linux  build the nested Linux test environment (kernels, initramfs)
+#   bench  run the benchmark (QEMU as the comparison peer, gnuplot)
 # Quick when nothing is missing: it asks dpkg first and runs apt-get only for
 # what is absent.
 set -eu
 
 pkgs_build="gcc make libc6-dev liburing-dev libcriterion-dev pkg-config git acpica-tools"
 pkgs_test="iproute2 iputils-ping qemu-system-x86 python3"
+pkgs_bench="qemu-system-x86 gnuplot-nox python3 iproute2 ethtool"
 pkgs_linux="qemu-system-x86 busybox-static linux-image-amd64 linux-source-6.1 \
  flex bison bc libelf-dev libssl-dev lz4 cpio xz-utils kmod iperf3 ethtool iproute2 python3"
 
@@ -19,7 +21,8 @@ for purpose in "$@"; do
 	build) want="$want $pkgs_build" ;;
 	test)  want="$want $pkgs_build $pkgs_test" ;;
 	linux) want="$want $pkgs_build $pkgs_linux" ;;
-	*) echo "install-deps.sh: unknown purpose '$purpose' (build, test, linux)" >&2; exit 2 ;;
+	bench) want="$want $pkgs_build $pkgs_test $pkgs_bench" ;;
+	*) echo "install-deps.sh: unknown purpose '$purpose' (build, test, linux, bench)" >&2; exit 2 ;;
 	esac
 done
 
