@@ -230,6 +230,8 @@ check_case() {
 		local k
 		k=$(grep -m 1 -E 'rcu.*stall|Kernel panic|BUG:|Oops' "$clean")
 		[ -z "$k" ] || diag "inner kernel: $k; $(sed -n '/rcu.*stall\|Kernel panic\|BUG:\|Oops/,$p' "$clean" | grep -m 1 -E '^CPU: [0-9]+ PID: [0-9]+ Comm:')"
+		# minivmm's threads and vCPUs when it hung (outer-init's stuck_dump).
+		grep 'OUTER: stuck:' "$clean" | grep -v 'stuck:     ' | sed 's/.*OUTER: stuck: */#   stuck: /'
 		# The last lines of the inner run (or of the whole log) say how far it got.
 		if grep -q "OUTER: case=$c start" "$clean"; then
 			sed -n "/OUTER: case=$c start/,\$p" "$clean" | grep -v 'OUTER: done' | tail -n 8
@@ -265,14 +267,14 @@ if [ "$mode" = direct ]; then
 			net="tap=mtap0,queues=$q${th:+,threads=$th}" ;;
 		debian-acpi)
 			[ -n "$deb_kernel" ] || { fail "$c" "$deb_err" "-"; continue; }
-			kernel=$deb_kernel q=1 net="tap=mtap0,queues=1" ;;
+			kernel=$deb_kernel q=2 net="tap=mtap0,queues=2" ;;
 		*) fail "$c" "unknown case" "-"; continue ;;
 		esac
 		cmd="console=ttyS0 reboot=k panic=-1 minivmm.test=$token-$c minivmm.cpus=2"
 		args=(--kernel "$kernel" --initrd "$inner_initrd" --cpus 2 --mem 256M)
 		if [ "$c" = debian-acpi ]; then
 			# The same as outer-init's debian-acpi: no reboot=k, poweroff at the end.
-			cmd="console=ttyS0 panic=-1 minivmm.test=$token-$c minivmm.cpus=2 minivmm.checks=cmdline,cpus,acpi,ping minivmm.halt=poweroff minivmm.watchdog=60"
+			cmd="console=ttyS0 panic=-1 minivmm.test=$token-$c minivmm.cpus=2 minivmm.checks=cmdline,cpus,acpi,ping minivmm.queues=2 minivmm.halt=poweroff minivmm.watchdog=60"
 			args=(--kernel "$kernel" --initrd "$deb_initrd" --cpus 2 --mem 512M)
 		fi
 		if [ -n "$net" ]; then
