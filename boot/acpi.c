@@ -182,9 +182,11 @@ static void fadt_build(struct acpi_builder *b, const struct acpi_config *cfg, ui
 	f.dsdt = (uint32_t)dsdt;
 	f.x_dsdt = dsdt;
 	f.flags = ACPI_FADT_HW_REDUCED;
-	/* Legacy devices as they are: an i8042 (reset only), no VGA, no MSI
-	 * (no PCI), no CMOS RTC. */
-	f.iapc_boot_arch = ACPI_FADT_BOOT_8042 | ACPI_FADT_BOOT_NO_VGA | ACPI_FADT_BOOT_NO_MSI |
+	/* No keyboard controller is announced: minivmm's i8042 only
+	 * implements the reset line (Linux reboot=k writes it regardless),
+	 * and announcing it makes a distribution kernel probe it for ~1 s.
+	 * No VGA, no MSI, no CMOS RTC either. */
+	f.iapc_boot_arch = ACPI_FADT_BOOT_NO_VGA | ACPI_FADT_BOOT_NO_MSI |
 			   ACPI_FADT_BOOT_NO_CMOS_RTC;
 	f.sleep_control_reg = pm_register(cfg->pm_sleep_port);
 	f.sleep_status_reg = pm_register((uint16_t)(cfg->pm_sleep_port + 1));

@@ -29,7 +29,7 @@
 #define URING_TX_BATCH  64     /* writes in flight per queue pair */
 
 enum op_type { OP_RX_READ = 1, OP_TX_WRITE, OP_RX_KICK, OP_TX_KICK, OP_STOP, OP_CANCEL, OP_RX_POLL,
-	       OP_RX_RETRY };
+	       OP_RX_RETRY, OP_RX_POLL_TIMEOUT };
 
 /* user_data: type | queue pair | slot */
 static uint64_t op_pack(enum op_type t, unsigned qp, unsigned slot)
@@ -52,6 +52,7 @@ struct uring_qp {
 	bool rx_poll_armed;      /* waiting for the backend to be readable */
 	unsigned ring_retries;   /* ring mode: timed re-checks left after a wake-up */
 	struct __kernel_timespec retry_ts;
+	struct __kernel_timespec poll_limit_ts;
 	bool rx_need_poll;       /* the last batch drained the backend */
 	unsigned rx_batch;       /* reads of the current batch not yet completed */
 };
@@ -107,15 +108,33 @@ static void uring_tx(struct uring_loop *l, unsigned i)
 	}
 }
 
+/* A packet ring's readiness can be missed by a one-shot poll (see
+ * uring_rx_ring): its poll is bounded by a linked timeout, so a missed
+ * wake-up costs at most this long. */
+#define RING_POLL_LIMIT_NS 10000000
+
 static void uring_arm_poll(struct uring_loop *l, unsigned i)
 {
+	struct uring_qp *uq = &l->q[i];
+	bool ring = l->w->qp[i]->rx_ring != NULL;
+	if (ring && io_uring_sq_space_left(&l->ring) < 2)
+		io_uring_submit(&l->ring);   /* poll and its timeout go in together */
 	struct io_uring_sqe *sqe = loop_sqe(l);
 	if (!sqe)
 		return;
 	io_uring_prep_poll_add(sqe, l->w->qp[i]->fd, POLLIN);
 	io_uring_sqe_set_data64(sqe, op_pack(OP_RX_POLL, i, 0));
-	l->q[i].rx_poll_armed = true;
-	l->q[i].rx_need_poll = false;
+	if (ring) {
+		struct io_uring_sqe *limit = loop_sqe(l);
+		if (limit) {
+			sqe->flags |= IOSQE_IO_LINK;
+			uq->poll_limit_ts = (struct __kernel_timespec){ .tv_nsec = RING_POLL_LIMIT_NS };
+			io_uring_prep_link_timeout(limit, &uq->poll_limit_ts, 0);
+			io_uring_sqe_set_data64(limit, op_pack(OP_RX_POLL_TIMEOUT, i, 0));
+		}
+	}
+	uq->rx_poll_armed = true;
+	uq->rx_need_poll = false;
 }
 
 /* Packet ring: copy out what is ready; when nothing is, wait for the
@@ -243,6 +262,8 @@ static void uring_complete(struct uring_loop *l, struct io_uring_cqe *cqe)
 	case OP_RX_RETRY:
 		uq->rx_poll_armed = false;
 		break;
+	case OP_RX_POLL_TIMEOUT:
+		break;   /* the poll it bounds completes (cancelled) on its own */
 	case OP_CANCEL:
 		break;
 	}
