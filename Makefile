@@ -80,6 +80,16 @@ $(LIB): $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
+# main.o carries the version string: rebuild it whenever `git describe`
+# changes, not only when main.c does.
+VERSION_STAMP := $(BUILD)/.version
+$(VERSION_STAMP): FORCE
+	@mkdir -p $(@D)
+	@echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' > $@
+$(MAIN_OBJ): $(VERSION_STAMP)
+.PHONY: FORCE
+FORCE:
+
 $(BIN): $(MAIN_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -118,8 +128,9 @@ test: all
 # Benchmarks print tables; they are not tests and never fail on speed.
 # bench-smoke (part of make test) only checks the tables come out well-formed.
 bench: all
-	scripts/install-deps.sh test bench
+	scripts/install-deps.sh test bench linux
 	bench/run.sh --full
+	bench/linux/run.sh --full
 
 bench-quick: all
 	scripts/install-deps.sh test bench

@@ -843,8 +843,9 @@ def main():
         md.append(f"| {vmm} | {fmr(med([b['rate'] for b in bs]))} | "
                   f"{fmt(med([b.get('guest_up_ms') for b in bs])[0])} | {len(bs)} |")
     md += ['', '### Linux guest TCP (iperf3 in a nested Linux guest)', '',
-           '**Not measured yet.** Out of scope of this benchmark for now (a stock Linux kernel boots '
-           'impractically slowly on this PVM host).', '']
+           'Measured separately by `bench/linux/run.sh` (part of `make bench`): a stock Linux kernel '
+           'boots impractically slowly on a PVM host, so it runs nested in a QEMU TCG outer guest, '
+           'minivmm and QEMU side by side. See docs/benchmarks.md, "Linux guest TCP".', '']
     errs = [r for r in rows if r.get('error')]
     if errs:
         md += [f'Failed runs: {len(errs)} (see runs.csv, column error)', '']

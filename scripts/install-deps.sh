@@ -10,7 +10,7 @@ set -eu
 
 pkgs_build="gcc make libc6-dev liburing-dev libcriterion-dev pkg-config git acpica-tools"
 pkgs_test="iproute2 iputils-ping qemu-system-x86 python3"
-pkgs_bench="qemu-system-x86 gnuplot-nox python3 iproute2 ethtool"
+pkgs_bench="qemu-system-x86 qemu-system-data gnuplot-nox python3 iproute2 ethtool iperf3 busybox-static"
 pkgs_linux="qemu-system-x86 busybox-static linux-image-amd64 linux-source-6.1 \
  flex bison bc libelf-dev libssl-dev lz4 cpio xz-utils kmod iperf3 ethtool iproute2 python3"
 
