@@ -49,18 +49,6 @@ static int kvm_check_caps(struct kvm *kvm, struct vmm_err *err)
 	return 0;
 }
 
-/* KVM emulates the LAPIC's TSC-deadline mode but leaves the CPUID bit to
- * the VMM (it depends on the in-kernel LAPIC). Hardware-reduced ACPI guests
- * run their tick on the LAPIC timer, so advertise it when KVM can. */
-static void kvm_add_tsc_deadline(struct kvm *kvm)
-{
-	if (ioctl(kvm->dev_fd, KVM_CHECK_EXTENSION, KVM_CAP_TSC_DEADLINE_TIMER) <= 0)
-		return;
-	for (unsigned i = 0; i < kvm->supported_cpuid->nent; i++)
-		if (kvm->supported_cpuid->entries[i].function == 1)
-			kvm->supported_cpuid->entries[i].ecx |= 1u << 24;
-}
-
 static int kvm_get_supported_cpuid(struct kvm *kvm, struct vmm_err *err)
 {
 	/* The kernel says E2BIG until the buffer is large enough. */
@@ -71,7 +59,6 @@ static int kvm_get_supported_cpuid(struct kvm *kvm, struct vmm_err *err)
 		c->nent = n;
 		if (ioctl(kvm->dev_fd, KVM_GET_SUPPORTED_CPUID, c) == 0) {
 			kvm->supported_cpuid = c;
-			kvm_add_tsc_deadline(kvm);
 			return 0;
 		}
 		int e = errno;
