@@ -41,3 +41,29 @@ expect_no_line() {
 		return 1
 	fi
 }
+
+# stats_check OUT PYTHON [ARGS...]: run PYTHON against minivmm's last
+# --stats=json line in OUT, with n = its first device, q = n["queues"],
+# w = n["workers"], args = ARGS; PYTHON calls check(condition, message).
+# Fails with every message whose condition was false.
+stats_check() {
+	local out=$1 code=$2 msg; shift 2
+	msg=$(python3 - "$out" "$code" "$@" 2>&1 <<'PY'
+import json, sys
+lines = [l for l in open(sys.argv[1]) if l.startswith('{')]
+if not lines:
+    print("no --stats=json line in the output")
+    sys.exit(1)
+n = json.loads(lines[-1])["net"][0]
+q, w, args = n["queues"], n["workers"], sys.argv[3:]
+errs = []
+def check(cond, what):
+    if not cond:
+        errs.append(what)
+exec(sys.argv[2])
+if errs:
+    print("; ".join(errs))
+    sys.exit(1)
+PY
+	) || { fail "--stats=json: $msg; json: $(grep '^{' "$out" | tail -1 | cut -c1-900)"; return 1; }
+}

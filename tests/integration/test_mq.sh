@@ -59,31 +59,6 @@ mq_guest_queues() {
 	[ "$sum" -ge "$SENT" ] || { fail "guest queues received $sum datagrams in all, the peer sent $SENT"; return 1; }
 }
 
-# mq_stats OUT PYTHON [ARGS...]: run PYTHON with n = the first device of
-# minivmm's --stats=json line, q = n["queues"], w = n["workers"],
-# args = ARGS; it calls check(condition, message). Fails with every
-# message whose condition was false.
-mq_stats() {
-	local out=$1 code=$2 msg; shift 2
-	msg=$(python3 - "$out" "$code" "$@" 2>&1 <<'PY'
-import json, sys
-lines = [l for l in open(sys.argv[1]) if l.startswith('{')]
-if not lines:
-    print("no --stats=json line in the output")
-    sys.exit(1)
-n = json.loads(lines[-1])["net"][0]
-q, w, args = n["queues"], n["workers"], sys.argv[3:]
-errs = []
-def check(cond, what):
-    if not cond:
-        errs.append(what)
-exec(sys.argv[2])
-if errs:
-    print("; ".join(errs))
-    sys.exit(1)
-PY
-	) || { fail "--stats=json: $msg; json: $(grep '^{' "$out" | tail -1 | cut -c1-900)"; return 1; }
-}
 
 # Per-queue checks shared by the echo tests: queues listed in ARGS (by
 # index) each carried rx and tx frames, all others none; the totals cover
@@ -109,7 +84,7 @@ t_mq_four_queues_all_carry_traffic() {
 		--cpus 4 --net tap=t0,queues=4 --stats=json || return 1
 	expect_line "^testguest: ctrl mq 4 -> OK$" "$OUT" || return 1
 	mq_guest_queues "$OUT" 4 0 1 2 3 || return 1
-	mq_stats "$OUT" "$MQ_PY_QUEUES"'
+	stats_check "$OUT" "$MQ_PY_QUEUES"'
 check(n["queue_pairs"] == 4 and n["active_pairs"] == 4, "queue_pairs %d active_pairs %d, expected 4 and 4" % (n["queue_pairs"], n["active_pairs"]))
 check(all(e["active"] for e in q), "not every queue active: %s" % [e["active"] for e in q])
 ' "$SENT" 0 1 2 3
@@ -130,7 +105,7 @@ t_mq_pairs_set_2_only_first_two_queues() {
 		{ fail "guest queues=4 pairs=2: $(cat "$TMP_ROOT/.reason")"; return 1; }
 	expect_line "^testguest: ctrl mq 2 -> OK$" "$OUT" || return 1
 	mq_guest_queues "$OUT" 4 0 1 || { fail "guest queues=4 pairs=2: $(cat "$TMP_ROOT/.reason")"; return 1; }
-	mq_stats "$OUT" "$MQ_PY_QUEUES$MQ_PY_PAIRS2" "$SENT" 0 1 ||
+	stats_check "$OUT" "$MQ_PY_QUEUES$MQ_PY_PAIRS2" "$SENT" 0 1 ||
 		{ fail "guest queues=4 pairs=2: $(cat "$TMP_ROOT/.reason")"; return 1; }
 	netns_cleanup
 
@@ -140,7 +115,7 @@ t_mq_pairs_set_2_only_first_two_queues() {
 		{ fail "guest queues=2 pairs=2: $(cat "$TMP_ROOT/.reason")"; return 1; }
 	expect_line "^testguest: ctrl mq 2 -> OK$" "$OUT" || return 1
 	mq_guest_queues "$OUT" 2 0 1 || return 1
-	mq_stats "$OUT" "$MQ_PY_QUEUES$MQ_PY_PAIRS2" "$SENT" 0 1
+	stats_check "$OUT" "$MQ_PY_QUEUES$MQ_PY_PAIRS2" "$SENT" 0 1
 }
 
 t_mq_pairs_set_out_of_range_is_err() {
@@ -151,7 +126,7 @@ t_mq_pairs_set_out_of_range_is_err() {
 		--cpus 4 --net tap=t0,queues=4 --stats=json || return 1
 	expect_line "^testguest: ctrl mq 5 -> ERR$" "$OUT" || return 1
 	mq_guest_queues "$OUT" 4 0 || return 1
-	mq_stats "$OUT" "$MQ_PY_QUEUES"'
+	stats_check "$OUT" "$MQ_PY_QUEUES"'
 check(n["queue_pairs"] == 4, "queue_pairs %d, expected 4" % n["queue_pairs"])
 check(n["active_pairs"] == 1, "active_pairs %d, expected 1 (an out-of-range VQ_PAIRS_SET changes nothing)" % n["active_pairs"])
 check(n["ctrl_errors"] >= 1, "ctrl_errors %d, expected the refused VQ_PAIRS_SET counted" % n["ctrl_errors"])
@@ -162,7 +137,7 @@ t_mq_threads_1_and_per_queue_echo() {
 	mq_echo mqthr1 "test=net-echo queues=4 secs=40" 20000 \
 		--cpus 4 --net tap=t0,queues=4,threads=1 --stats=json || { fail "threads=1: $(cat "$TMP_ROOT/.reason")"; return 1; }
 	mq_guest_queues "$OUT" 4 0 1 2 3 || { fail "threads=1: $(cat "$TMP_ROOT/.reason")"; return 1; }
-	mq_stats "$OUT" "$MQ_PY_QUEUES"'
+	stats_check "$OUT" "$MQ_PY_QUEUES"'
 names = [x["name"] for x in w]
 check(names == ["net0-w0"], "threads=1: workers %s, expected [net0-w0]" % names)
 check(len(w) != 1 or w[0]["queues"] == 4, "threads=1: the worker serves %s queues, expected 4" % (w[0]["queues"] if w else None))
@@ -173,7 +148,7 @@ check([e["worker"] for e in q] == ["net0-w0"] * 4, "threads=1: queue workers %s"
 	mq_echo mqthrpq "test=net-echo queues=4 secs=40" 20000 \
 		--cpus 4 --net tap=t0,queues=4,threads=per-queue --stats=json || { fail "threads=per-queue: $(cat "$TMP_ROOT/.reason")"; return 1; }
 	mq_guest_queues "$OUT" 4 0 1 2 3 || { fail "threads=per-queue: $(cat "$TMP_ROOT/.reason")"; return 1; }
-	mq_stats "$OUT" "$MQ_PY_QUEUES"'
+	stats_check "$OUT" "$MQ_PY_QUEUES"'
 names = [x["name"] for x in w]
 want = ["net0-q%d" % i for i in range(4)]
 check(names == want, "threads=per-queue: workers %s, expected %s" % (names, want))
@@ -236,7 +211,7 @@ t_mq_workers_pinned_as_asked() {
 	if mq_pin_run mqnopin 2 tap=t0,queues=2; then
 		mq_expect_affinity "$AFF" net0-q0 "$all" && mq_expect_affinity "$AFF" net0-q1 "$all" &&
 			mq_expect_affinity "$AFF" vcpu0 "$all" && mq_expect_affinity "$AFF" vcpu1 "$all" &&
-			mq_stats "$OUT" '
+			stats_check "$OUT" '
 check([(x["name"], x["cpu"]) for x in w] == [("net0-q0", -1), ("net0-q1", -1)], "workers %s, expected both unpinned (cpu -1)" % [(x["name"], x["cpu"]) for x in w])
 ' || mq_err "[--cpus 2 --net queues=2]"
 	else
@@ -268,7 +243,7 @@ check([(x["name"], x["cpu"]) for x in w] == [("net0-q0", -1), ("net0-q1", -1)], 
 	if mq_pin_run mqpin10 2,pin=0,1 tap=t0,queues=2,cpus=1,0; then
 		mq_expect_affinity "$AFF" net0-q0 1 && mq_expect_affinity "$AFF" net0-q1 0 &&
 			mq_expect_affinity "$AFF" vcpu0 0 && mq_expect_affinity "$AFF" vcpu1 1 &&
-			mq_stats "$OUT" '
+			stats_check "$OUT" '
 check([(x["name"], x["cpu"]) for x in w] == [("net0-q0", 1), ("net0-q1", 0)], "workers %s, expected net0-q0 on 1, net0-q1 on 0" % [(x["name"], x["cpu"]) for x in w])
 ' || mq_err "[--cpus 2,pin=0,1 --net tap=t0,queues=2,cpus=1,0]"
 	else

@@ -35,31 +35,6 @@ pkt_vm_start() {
 	fail "guest not ready (--net packet=v0$netopts $*, guest '$cmdline'): $(tail -c 600 "$OUT" | tr '\n' '|')"
 }
 
-# pkt_stats OUT PYTHON [ARGS...]: run PYTHON with n = the first device of
-# minivmm's last --stats=json line, q = n["queues"], w = n["workers"],
-# args = ARGS; it calls check(condition, message). Fails with every
-# message whose condition was false.
-pkt_stats() {
-	local out=$1 code=$2 msg; shift 2
-	msg=$(python3 - "$out" "$code" "$@" 2>&1 <<'PY'
-import json, sys
-lines = [l for l in open(sys.argv[1]) if l.startswith('{')]
-if not lines:
-    print("no --stats=json line in the output")
-    sys.exit(1)
-n = json.loads(lines[-1])["net"][0]
-q, w, args = n["queues"], n["workers"], sys.argv[3:]
-errs = []
-def check(cond, what):
-    if not cond:
-        errs.append(what)
-exec(sys.argv[2])
-if errs:
-    print("; ".join(errs))
-    sys.exit(1)
-PY
-	) || { fail "--stats=json: $msg; json: $(grep '^{' "$out" | tail -1 | cut -c1-900)"; return 1; }
-}
 
 # No errors or drops on any queue; the backend is the packet one on v0.
 PKT_PY_CLEAN='
@@ -108,7 +83,7 @@ pkt_echo() {
 	expect_rc 0 "$OUT" || { fail "[$what] $(cat "$TMP_ROOT/.reason")"; return 1; }
 	expect_line "^testguest: net-echo done rx [0-9]+ tx [0-9]+ drops 0$" "$OUT" ||
 		{ fail "[$what] $(cat "$TMP_ROOT/.reason")"; return 1; }
-	pkt_stats "$OUT" "$PKT_PY_CLEAN"'
+	stats_check "$OUT" "$PKT_PY_CLEAN"'
 rx = sum(e["rx_frames"] for e in q); tx = sum(e["tx_frames"] for e in q)
 check(rx >= int(args[0]) and tx >= int(args[0]), "rx_frames %d tx_frames %d, expected both >= %s" % (rx, tx, args[0]))
 ' "$count" || { fail "[$what] $(cat "$TMP_ROOT/.reason")"; return 1; }
@@ -143,7 +118,7 @@ pkt_fanout() {
 	pkt_echo "pktfan$rx" "test=net-echo queues=4 secs=80" 20000 "$PKT_FLOWS" \
 		",queues=4,rx=$rx" --cpus 4 || return 1
 	expect_line "^testguest: ctrl mq 4 -> OK$" "$OUT" || { fail "[rx=$rx] $(cat "$TMP_ROOT/.reason")"; return 1; }
-	pkt_stats "$OUT" '
+	stats_check "$OUT" '
 check(n["queue_pairs"] == 4 and n["active_pairs"] == 4, "queue_pairs %d active_pairs %d, expected 4 and 4" % (n["queue_pairs"], n["active_pairs"]))
 check(len(q) == 4, "%d queue entries" % len(q))
 for e in q:
@@ -181,7 +156,7 @@ t_packet_gen_counted_without_gaps() {
 	expect_line "^testguest: net-gen done tx 100000 " "$OUT" || return 1
 	[ $count_rc = 0 ] && [ "$(value received "$res")" = 100000 ] && [ "$(value gaps "$res")" = 0 ] ||
 		{ fail "count (rc $count_rc): $(grep -v '^flow' "$res" | tr '\n' ' ')"; return 1; }
-	pkt_stats "$OUT" "$PKT_PY_CLEAN"'
+	stats_check "$OUT" "$PKT_PY_CLEAN"'
 check(q[0]["tx_frames"] >= 100000, "tx_frames %d < 100000" % q[0]["tx_frames"])
 '
 }
@@ -216,7 +191,7 @@ t_packet_rx_pause_loses_nothing_taken() {
 	expect_rc 0 "$OUT" || return 1
 	grep -qE "^testguest: net-sink done rx 500 lost 0 reorders 0 bad 0 badsum 0 corrupt 0" "$OUT" ||
 		{ fail "the guest did not get all 500 intact: '$(grep -E '^testguest: q0 ' "$OUT")'; minivmm: $(grep '^{' "$OUT" | tail -1 | grep -oE '"(rx_frames|rx_no_buffer|rx_dropped|backend_drops)":[0-9]+' | tr '\n' ' ')(rx_frames counts frames minivmm put in guest buffers: a guest rx below it means used entries never reached the guest)$(pkt_ring_hint "$OUT")"; return 1; }
-	pkt_stats "$OUT" "$PKT_PY_CLEAN"'
+	stats_check "$OUT" "$PKT_PY_CLEAN"'
 check(q[0]["rx_no_buffer"] >= 1, "rx_no_buffer %d, expected the pause counted (>= 1)" % q[0]["rx_no_buffer"])
 '
 }
