@@ -1,6 +1,7 @@
 #!/bin/sh
 # Install the Debian packages minivmm needs, for one or more purposes:
 #   build  compile minivmm, the test guest and the unit tests
+#   unit   run the unit tests (the loader test reads Debian's own bzImage)
 #   test   run the integration tests (network namespaces, taps, QEMU peer)
 #   linux  build the nested Linux test environment (kernels, initramfs)
 #   bench  run the benchmark (QEMU as the comparison peer, gnuplot)
@@ -9,9 +10,10 @@
 set -eu
 
 pkgs_build="gcc make libc6-dev liburing-dev libcriterion-dev pkg-config git acpica-tools"
+pkgs_unit="linux-image-amd64"
 pkgs_test="iproute2 iputils-ping qemu-system-x86 python3"
 pkgs_bench="qemu-system-x86 qemu-system-data gnuplot-nox python3 iproute2 ethtool iperf3 busybox-static"
-pkgs_linux="qemu-system-x86 busybox-static linux-image-amd64 linux-source-6.1 \
+pkgs_linux="qemu-system-x86 qemu-system-data busybox-static linux-image-amd64 linux-source-6.1 \
  flex bison bc libelf-dev libssl-dev lz4 cpio xz-utils kmod iperf3 ethtool iproute2 python3"
 
 want=""
@@ -19,10 +21,11 @@ want=""
 for purpose in "$@"; do
 	case "$purpose" in
 	build) want="$want $pkgs_build" ;;
+	unit)  want="$want $pkgs_build $pkgs_unit" ;;
 	test)  want="$want $pkgs_build $pkgs_test" ;;
 	linux) want="$want $pkgs_build $pkgs_linux" ;;
 	bench) want="$want $pkgs_build $pkgs_test $pkgs_bench" ;;
-	*) echo "install-deps.sh: unknown purpose '$purpose' (build, test, linux, bench)" >&2; exit 2 ;;
+	*) echo "install-deps.sh: unknown purpose '$purpose' (build, unit, test, linux, bench)" >&2; exit 2 ;;
 	esac
 done
 
