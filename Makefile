@@ -103,6 +103,7 @@ demo: $(BIN) testguest $(NETPEER)
 	BUILD=$(BUILD) scripts/demo.sh
 
 unit-test: $(UNIT_BIN)
+	scripts/install-deps.sh unit
 	$(UNIT_BIN) --jobs 2
 
 integration-test: $(BIN) testguest $(NETPEER)
@@ -118,12 +119,13 @@ linux-test: $(DEPS_OK)
 san-test:
 	$(MAKE) SAN=address,undefined unit-test integration-test
 
-test: all
-	$(MAKE) unit-test
-	$(MAKE) integration-test
-	$(MAKE) san-test
-	$(MAKE) linux-test
-	$(MAKE) bench-smoke
+# Everything the suites need is installed first, in one go, so no suite
+# depends on what happens to be on the machine; then every suite runs (a
+# failure does not stop the rest) and the closing lines sum them up.
+test:
+	scripts/install-deps.sh build unit test linux bench
+	$(MAKE) all
+	BUILD=$(BUILD) MAKE="$(MAKE)" tests/run-all.sh unit-test integration-test san-test linux-test bench-smoke
 
 # Benchmarks print tables; they are not tests and never fail on speed.
 # bench-smoke (part of make test) only checks the tables come out well-formed.
