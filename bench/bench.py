@@ -13,6 +13,8 @@ Benchmarks never assert on time: targets are printed, never enforced.
 import argparse, csv, math, json, os, re, signal, statistics, subprocess, sys, threading, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, 'bench'))
+import hostinfo  # noqa: E402
 HZ = os.sysconf('SC_CLK_TCK')
 MAC = '52:54:00:12:34:56'          # QEMU's default; minivmm gets the same so ARP caches stay valid
 PORT = 5001
@@ -523,13 +525,19 @@ def agg(rs, col):
     return med([r.get(col) for r in rs])
 
 
+def host_caveat(h):
+    """What the detected host means for the figures."""
+    if h['kvm'] == 'PVM' or h['nested']:
+        return ('This host is virtualized (%s): absolute numbers are not those of a bare-metal VMX/SVM host; '
+                'only ratios measured in this same run mean something.' % h['kvm'])
+    return 'Bare-metal %s host: absolute numbers are this machine\'s.' % h['kvm']
+
+
 def header_md(M, mode, meta):
     return f"""# minivmm network benchmark ({mode} mode)
 
-- Host: {meta['host']}; {NCPU} CPUs; kernel {meta['kernel']}; load before the run: {meta['load']}.
-- **/dev/kvm is PVM (nested, pagetable-based; guest CPL3 runs at native speed, exits and interrupts are
-  expensive).** This is a noisy nested 2-core machine: absolute numbers are not those of a VMX/SVM host;
-  only ratios measured in this same run mean something.
+- Host (detected): {meta['host_line']}; load before the run: {meta['load']}.
+- {meta['host_caveat']}
 - **Oversubscription:** the test guest busy-polls one vCPU per queue pair. On {NCPU} cores a 2-queue run
   already keeps both cores busy with vCPUs, and a 4-queue run puts 4 spinning vCPUs plus the VMM's I/O
   threads plus the host peer on {NCPU} cores, so 2q/4q rows measure scheduling contention, not scaling.
@@ -777,7 +785,9 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     tmpd = os.path.join(a.out, 'logs')
     os.makedirs(tmpd, exist_ok=True)
-    meta = dict(host=os.uname().nodename, kernel=os.uname().release, load=read('/proc/loadavg').strip(),
+    host = hostinfo.describe()
+    meta = dict(host=host['node'], kernel=host['kernel'], load=read('/proc/loadavg').strip(),
+                host_line=hostinfo.host_line(host), host_caveat=host_caveat(host),
                 minivmm=subprocess.run([os.path.join(ROOT, 'build/minivmm'), '--version'], stdout=subprocess.PIPE,
                                        text=True).stdout.strip(),
                 qemu=subprocess.run(['qemu-system-x86_64', '--version'], stdout=subprocess.PIPE,

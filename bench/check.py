@@ -3,6 +3,9 @@
 `bench/run.sh --smoke`, i.e. `make test`). Checks shape, never speed."""
 import csv, os, sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hostinfo  # noqa: E402
+
 def fail(msg):
     print(f'bench check: FAIL: {msg}', file=sys.stderr)
     sys.exit(1)
@@ -13,7 +16,13 @@ def main(d):
         if not os.path.isfile(p) or os.path.getsize(p) == 0:
             fail(f'{p} missing or empty')
     md = open(md_path).read()
-    for needle in ('PVM', 'norm = rate per host CPU-percent spent', '### Targets', '### Guest → host',
+    # The host line must describe the host the check runs on (the smoke run
+    # checks its own output right away), as detected, not a fixed sentence.
+    want = hostinfo.host_line()
+    if f'- Host (detected): {want};' not in md:
+        got = [l for l in md.splitlines() if l.startswith('- Host')]
+        fail(f'results.md does not describe this host as detected ("{want}"); it says: {got[:1]}')
+    for needle in ('norm = rate per host CPU-percent spent', '### Targets', '### Guest → host',
                    '### Host → guest', '### Request/response', 'Measured separately by `bench/linux/run.sh`'):
         if needle not in md:
             fail(f'results.md lacks "{needle}"')

@@ -14,6 +14,10 @@ import csv
 import os
 import re
 import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import hostinfo  # noqa: E402
 
 TESTS = [('rr', 'TCP_RR', 'transactions/s'), ('crr', 'TCP_CRR', 'transactions/s'),
          ('stream', 'TCP_STREAM guest receiving (iperf3 -R)', 'Mbit/s'),
@@ -120,7 +124,7 @@ def main():
     L.append(f'# minivmm Linux guest TCP benchmark, nested ({a.mode} mode)')
     L.append('')
     L.append('- **Absolute figures are emulated**: the outer guest is Debian 6.1 under QEMU **TCG** (`-accel tcg -cpu max '
-             '-smp 2`, SVM exposed, kvm-amd inside) on a 2-core PVM host; the inner Linux runs under minivmm or QEMU '
+             '-smp 2`, SVM exposed, kvm-amd inside) on this host (' + hostinfo.host_line() + '); the inner Linux runs under minivmm or QEMU '
              'microvm *inside* it. Only the **minivmm/QEMU ratios** (same outer guest, same run, alternating boots) '
              'carry over; even those swing between runs (see min–max).')
     L.append(f"- minivmm: `{info.get('minivmm', '?')}` `--cpus 2 --mem 256M --net tap=mtap0,queues=Q`. "
