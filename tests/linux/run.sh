@@ -38,13 +38,22 @@ limit=${LINUX_TEST_TIMEOUT:-180}
 mkdir -p "$work" "$logs"
 
 passed=0 failed=0
+reruns=()   # "CASE (why)" for every case that needed a second attempt
 t_start=$(date +%s)
 diag() { echo "#   $*"; }
 ok() { echo "ok - $1 ($2s)"; passed=$((passed + 1)); }
 fail() { echo "FAIL - $1: $2, log: $3"; failed=$((failed + 1)); }
+# The last line counts re-runs too: a flaky nested stack must show in every
+# CI log, e.g. "7 passed, 0 failed, 1 re-run: net-bzimage-q1 (inner triple fault)".
 summary() {
 	echo "# total $(( $(date +%s) - t_start ))s"
-	echo "$passed passed, $failed failed"
+	local line="$passed passed, $failed failed"
+	if [ ${#reruns[@]} -gt 0 ]; then
+		local list
+		list=$(printf '%s, ' "${reruns[@]}")
+		line="$line, ${#reruns[@]} re-run: ${list%, }"
+	fi
+	echo "$line"
 	[ "$failed" -eq 0 ]
 	exit
 }
@@ -62,62 +71,22 @@ fi
 case "$mode" in nested|direct) ;; *) fail_all "LINUX_TEST_MODE=$mode (want nested or direct)" "-" ;; esac
 echo "# linux-test: mode $mode, cases: $cases, limit ${limit}s per case"
 
+. "$repo/tests/linux/images.sh"
+
 # --- inner kernel (cached per machine) ---
-klog=$logs/kernel-build.log
 t0=$(date +%s)
-if ! kdir=$("$repo/guest-images/linux/build-kernel.sh" 2>"$klog" | tail -n 1) || [ ! -f "$kdir/bzImage" ]; then
-	tail -n 5 "$klog" | sed 's/^/#   /'
-	fail_all "inner kernel build failed" "$klog"
-fi
+li_inner_kernel || fail_all "$kdir_err" "$logs/kernel-build.log"
 echo "# inner kernel: $kdir ($(( $(date +%s) - t0 ))s)"
 
 # --- inner initramfs ---
 inner_initrd=$work/inner-initramfs.cpio
-if ! "$repo/guest-images/linux/build-initramfs.sh" --net-tools "$inner_initrd" 2>"$logs/initramfs-build.log"; then
-	fail_all "inner initramfs build failed" "$logs/initramfs-build.log"
-fi
+li_inner_initrd "$inner_initrd" || fail_all "inner initramfs build failed" "$logs/initramfs-build.log"
 
 # --- Debian's kernel and its initramfs (debian-acpi) ---
-deb_kernel="" deb_initrd="" deb_err=""
-case " $cases " in *" debian-acpi "*)
-	deb_kver=${LINUX_TEST_DEBIAN_KVER:-}
-	if [ -z "$deb_kver" ]; then
-		for k in /boot/vmlinuz-*; do
-			v=${k#/boot/vmlinuz-}
-			ls "/lib/modules/$v/kernel/drivers/virtio/virtio_mmio.ko"* >/dev/null 2>&1 && echo "$v"
-		done | sort -V | tail -n 1 > "$work/deb-kver"
-		deb_kver=$(cat "$work/deb-kver")
-	fi
-	deb_initrd=$work/debian-initramfs.cpio
-	if [ -z "$deb_kver" ] || [ ! -r "/boot/vmlinuz-$deb_kver" ]; then
-		deb_err="no readable /boot/vmlinuz-* with virtio_mmio modules (install linux-image-amd64; reading /boot needs root)"
-	elif ! "$repo/guest-images/linux/build-debian-initramfs.sh" "$deb_initrd" "$deb_kver" 2>"$logs/debian-initramfs-build.log"; then
-		deb_err="Debian inner initramfs build failed, see $logs/debian-initramfs-build.log"
-	else
-		deb_kernel=/boot/vmlinuz-$deb_kver
-		echo "# debian-acpi: inner kernel $deb_kernel, $(du -k "$deb_initrd" | cut -f1) KiB initramfs"
-	fi
-	[ -z "$deb_err" ] || echo "# debian-acpi: $deb_err" ;;
-esac
+li_debian "$cases"
 
 # --- static minivmm ---
-vmm=${LINUX_TEST_MINIVMM:-}
-vmm_err=""
-if [ -z "$vmm" ]; then
-	# The static build lives next to the normal one: BUILD=build -> build-static.
-	base=${BUILD:-build}; base=${base%-san}
-	case "$base" in /*) vmm=$base-static/minivmm ;; *) vmm=$repo/$base-static/minivmm ;; esac
-	# SAN= : a sanitizer cannot link statically (make passes SAN down in MAKEFLAGS).
-	# BUILD given on the command line overrides the Makefile's own "-static" suffix.
-	if ! make -C "$repo" --no-print-directory STATIC=1 SAN= BUILD="$base-static" "$base-static/minivmm" \
-		>"$logs/minivmm-build.log" 2>&1; then
-		vmm_err="static minivmm build failed (make STATIC=1), see $logs/minivmm-build.log"
-		grep -m 3 -E 'error|Error' "$logs/minivmm-build.log" | sed 's/^/#   /'
-		vmm=""
-	fi
-fi
-if [ -n "$vmm" ] && [ ! -x "$vmm" ]; then vmm_err="$vmm is not an executable"; vmm=""; fi
-[ -z "$vmm_err" ] || echo "# $vmm_err"
+li_static_minivmm
 
 token=$(od -An -N4 -tx4 /dev/urandom | tr -d ' \n')
 
@@ -192,7 +161,7 @@ check_case() {
 			reason="outer guest: $(grep -m 1 'OUTER: FAIL' "$clean" | sed 's/.*OUTER: FAIL //')"
 			[ -z "$vmm_err" ] || reason="$reason ($vmm_err)"
 		elif [ -z "$exitline" ]; then
-			reason="minivmm never returned in the outer guest (qemu status $st$([ "$st" = 124 ] && echo ", timed out after ${limit}s"))"
+			reason="minivmm never returned in the outer guest (qemu status $st$([ "$st" = 124 ] && echo ", timed out after ${limit}s")$([ "$st" = 125 ] && echo ", outer guest wedged: killed after ${LI_STALL:-90}s without a console line"))"
 		fi
 	fi
 	if [ -z "$reason" ]; then
@@ -325,19 +294,9 @@ fi
 
 # --- nested: QEMU TCG outer guest with SVM, minivmm inside ---
 command -v qemu-system-x86_64 >/dev/null || fail_all "qemu-system-x86_64 not installed (scripts/install-deps.sh linux)" "-"
-kver=${LINUX_TEST_OUTER_KVER:-}
-if [ -z "$kver" ]; then
-	for k in /boot/vmlinuz-*; do
-		v=${k#/boot/vmlinuz-}
-		ls "/lib/modules/$v/kernel/arch/x86/kvm/kvm-amd.ko"* >/dev/null 2>&1 && echo "$v"
-	done | sort -V | tail -n 1 > "$work/kver"
-	kver=$(cat "$work/kver")
-fi
-okernel=/boot/vmlinuz-$kver
-[ -n "$kver" ] && [ -r "$okernel" ] ||
-	fail_all "no readable outer kernel /boot/vmlinuz-* with kvm-amd modules (install linux-image-amd64; reading /boot needs root)" "-"
+li_outer_kernel || fail_all "$okernel_err" "-"
 outer=$work/outer-initramfs.cpio
-if ! "$repo/tests/linux/build-outer.sh" "$outer" "$kver" "$kdir" "$inner_initrd" $vmm \
+if ! "$repo/tests/linux/build-outer.sh" "$outer" "$okver" "$kdir" "$inner_initrd" $vmm \
 	${vmm:+$deb_kernel} ${vmm:+${deb_kernel:+$deb_initrd}} 2>"$logs/outer-build.log"; then
 	cat "$logs/outer-build.log" | sed 's/^/#   /'
 	fail_all "outer initramfs build failed" "$logs/outer-build.log"
@@ -345,16 +304,12 @@ fi
 echo "# outer guest: $okernel, $(du -m "$outer" | cut -f1) MiB initramfs"
 
 run_nested_case() {
-	local c=$1 log=$2
+	local c=$1 log=$2 t0
 	# minivmm gets most of the case's time; the rest covers the outer boot.
 	vlimit=$((limit - 40)); [ "$vlimit" -ge $((limit / 2)) ] || vlimit=$((limit / 2))
-	append="console=ttyS0 panic=-1 rdinit=/init quiet minivmm.case=$c minivmm.token=$token minivmm.timeout=$vlimit"
-	echo "# qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2048 -M pc -nographic -no-reboot -kernel $okernel -initrd $outer -append '$append'" > "$log"
+	: > "$log"
 	t0=$(date +%s)
-	timeout -k 5 "$limit" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2048 -M pc \
-		-display none -monitor none -serial stdio -no-reboot \
-		-kernel "$okernel" -initrd "$outer" -append "$append" </dev/null >>"$log" 2>&1
-	st=$?
+	li_run_outer "$log" "$limit" "console=ttyS0 panic=-1 rdinit=/init quiet minivmm.case=$c minivmm.token=$token minivmm.timeout=$vlimit"
 	secs=$(( $(date +%s) - t0 ))
 }
 
@@ -373,6 +328,23 @@ first_failure() {
 		echo "the outer guest ended without a word from minivmm"
 }
 
+# failure_kind LOG: a short name for how an attempt without a result died.
+failure_kind() {
+	local t
+	t=$(tr -d '\r' < "$1")
+	if echo "$t" | grep -q 'guest triple fault'; then echo "inner triple fault"
+	elif echo "$t" | grep -q 'PANIC: double fault\|double fault:'; then echo "inner double fault"
+	elif echo "$t" | grep -q 'Kernel panic'; then echo "inner panic"
+	elif echo "$t" | grep -qE 'soft lockup|rcu.*stall'; then echo "inner stall"
+	elif echo "$t" | grep -q 'minivmm: guest crashed'; then echo "inner crash"
+	elif echo "$t" | grep -q 'outer guest wedged'; then echo "outer guest wedged"
+	elif ! echo "$t" | grep -q 'OUTER: init'; then echo "outer guest did not boot"
+	elif ! echo "$t" | grep -q 'OUTER: minivmm exit='; then echo "outer guest died"
+	elif echo "$t" | grep -q 'OUTER: minivmm exit=.*timeout'; then echo "inner hang"
+	else echo "no result"
+	fi
+}
+
 for c in $cases; do
 	log=$logs/$c.log
 	if [ "$c" = debian-acpi ] && [ -z "$deb_kernel" ]; then fail "$c" "$deb_err" "-"; continue; fi
@@ -380,6 +352,7 @@ for c in $cases; do
 	if no_result "$log"; then
 		mv "$log" "$log.attempt1"
 		diag "$c: no result from the inner guest ($(first_failure "$log.attempt1")); log: $log.attempt1; running it once more"
+		reruns+=("$c ($(failure_kind "$log.attempt1"))")
 		run_nested_case "$c" "$log"
 	fi
 	check_case "$c" "$log" "$st" "$secs"

@@ -1,0 +1,111 @@
+# Images for the nested Linux tests (bash; sourced by tests/linux/run.sh and
+# tests/linux/count.sh). Each function builds one piece, or finds it cached,
+# and sets variables; on failure it sets the *_err variable (one line) and
+# returns non-zero. Needs $repo, $work (scratch) and $logs (build logs).
+
+# li_inner_kernel: kdir (holds bzImage and vmlinux), or kdir_err.
+li_inner_kernel() {
+	local klog=$logs/kernel-build.log
+	kdir="" kdir_err=""
+	if ! kdir=$("$repo/guest-images/linux/build-kernel.sh" 2>"$klog" | tail -n 1) || [ ! -f "$kdir/bzImage" ]; then
+		tail -n 5 "$klog" | sed 's/^/#   /'
+		kdir_err="inner kernel build failed, see $klog"
+		return 1
+	fi
+}
+
+# li_inner_initrd OUT: the inner initramfs with the network tools.
+li_inner_initrd() {
+	"$repo/guest-images/linux/build-initramfs.sh" --net-tools "$1" 2>"$logs/initramfs-build.log"
+}
+
+# li_debian CASES: deb_kernel and deb_initrd for debian-acpi when CASES has it,
+# else nothing; deb_err says why not.
+li_debian() {
+	deb_kernel="" deb_initrd="" deb_err=""
+	case " $1 " in *" debian-acpi "*) ;; *) return 0 ;; esac
+	local kver=${LINUX_TEST_DEBIAN_KVER:-}
+	if [ -z "$kver" ]; then
+		kver=$(for k in /boot/vmlinuz-*; do
+			v=${k#/boot/vmlinuz-}
+			ls "/lib/modules/$v/kernel/drivers/virtio/virtio_mmio.ko"* >/dev/null 2>&1 && echo "$v"
+		done | sort -V | tail -n 1)
+	fi
+	deb_initrd=$work/debian-initramfs.cpio
+	if [ -z "$kver" ] || [ ! -r "/boot/vmlinuz-$kver" ]; then
+		deb_err="no readable /boot/vmlinuz-* with virtio_mmio modules (install linux-image-amd64; reading /boot needs root)"
+	elif ! "$repo/guest-images/linux/build-debian-initramfs.sh" "$deb_initrd" "$kver" 2>"$logs/debian-initramfs-build.log"; then
+		deb_err="Debian inner initramfs build failed, see $logs/debian-initramfs-build.log"
+	else
+		deb_kernel=/boot/vmlinuz-$kver
+		echo "# debian-acpi: inner kernel $deb_kernel, $(du -k "$deb_initrd" | cut -f1) KiB initramfs"
+		return 0
+	fi
+	deb_initrd=""
+	echo "# debian-acpi: $deb_err"
+	return 1
+}
+
+# li_static_minivmm: vmm (a static minivmm, $LINUX_TEST_MINIVMM or built next
+# to the normal build: BUILD=build -> build-static), or vmm_err.
+li_static_minivmm() {
+	vmm=${LINUX_TEST_MINIVMM:-} vmm_err=""
+	if [ -z "$vmm" ]; then
+		local base=${BUILD:-build}; base=${base%-san}
+		case "$base" in /*) vmm=$base-static/minivmm ;; *) vmm=$repo/$base-static/minivmm ;; esac
+		# SAN= : a sanitizer cannot link statically (make passes SAN down in MAKEFLAGS).
+		# BUILD given on the command line overrides the Makefile's own "-static" suffix.
+		if ! make -C "$repo" --no-print-directory STATIC=1 SAN= BUILD="$base-static" "$base-static/minivmm" \
+			>"$logs/minivmm-build.log" 2>&1; then
+			vmm_err="static minivmm build failed (make STATIC=1), see $logs/minivmm-build.log"
+			grep -m 3 -E 'error|Error' "$logs/minivmm-build.log" | sed 's/^/#   /'
+			vmm=""
+		fi
+	fi
+	if [ -n "$vmm" ] && [ ! -x "$vmm" ]; then vmm_err="$vmm is not an executable"; vmm=""; fi
+	[ -z "$vmm_err" ] || { echo "# $vmm_err"; return 1; }
+}
+
+# li_outer_kernel: okernel, the outer guest's kernel (Debian's, with kvm-amd), or okernel_err.
+li_outer_kernel() {
+	local kver=${LINUX_TEST_OUTER_KVER:-}
+	okernel="" okernel_err="" okver=""
+	if [ -z "$kver" ]; then
+		kver=$(for k in /boot/vmlinuz-*; do
+			v=${k#/boot/vmlinuz-}
+			ls "/lib/modules/$v/kernel/arch/x86/kvm/kvm-amd.ko"* >/dev/null 2>&1 && echo "$v"
+		done | sort -V | tail -n 1)
+	fi
+	if [ -z "$kver" ] || [ ! -r "/boot/vmlinuz-$kver" ]; then
+		okernel_err="no readable outer kernel /boot/vmlinuz-* with kvm-amd modules (install linux-image-amd64; reading /boot needs root)"
+		return 1
+	fi
+	okver=$kver okernel=/boot/vmlinuz-$kver
+}
+
+# li_run_outer LOG LIMIT APPEND: boot the outer guest (QEMU TCG with SVM) on
+# $outer, its console appended to LOG; sets st: QEMU's status, 124 when it
+# ran out of LIMIT seconds, 125 when it "wedged": no console line other than
+# the outer kernel's lockup reports for $LI_STALL seconds (default 90; QEMU
+# TCG's nested SVM sometimes freezes the whole outer guest).
+li_run_outer() {
+	local log=$1 limit=$2 append=$3 qpid n last=-1 quiet=0 stall=${LI_STALL:-90}
+	echo "# qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2048 -M pc -nographic -no-reboot -kernel $okernel -initrd $outer -append '$append'" >> "$log"
+	timeout -k 5 "$limit" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2048 -M pc \
+		-display none -monitor none -serial stdio -no-reboot \
+		-kernel "$okernel" -initrd "$outer" -append "$append" </dev/null >>"$log" 2>&1 &
+	qpid=$!
+	while kill -0 "$qpid" 2>/dev/null; do
+		sleep 2
+		n=$(grep -avc -E 'soft lockup|rcu_|^\s*$' "$log")
+		if [ "$n" = "$last" ]; then quiet=$((quiet + 2)); else quiet=0; last=$n; fi
+		if [ "$quiet" -ge "$stall" ]; then
+			echo "# no console line for ${stall}s: outer guest wedged, killed" >> "$log"
+			kill "$qpid" 2>/dev/null; wait "$qpid"
+			st=125
+			return
+		fi
+	done
+	wait "$qpid"
+	st=$?
+}
