@@ -5,7 +5,10 @@
 # ip (as /usr/local/sbin/iproute2-ip: busybox ip has no tuntap) with their
 # shared libraries for the network cases, and outer-init as /init.
 #
-# Usage: build-outer.sh OUTPUT.cpio KVER INNER_KERNEL_DIR INNER_INITRAMFS [MINIVMM [DEB_KERNEL DEB_INITRAMFS]]
+# Usage: build-outer.sh [--qemu] [--vmm NAME=PATH]... OUTPUT.cpio KVER INNER_KERNEL_DIR INNER_INITRAMFS [MINIVMM [DEB_KERNEL DEB_INITRAMFS]]
+#   --qemu           add qemu-system-x86_64 with its libraries and microvm's firmware
+#                    (outer-init's minivmm.vmms=...,qemu: QEMU microvm as the inner VMM)
+#   --vmm NAME=PATH  add another static minivmm as /bin/NAME (a variant to compare)
 #   KVER             version of the outer kernel (its modules come from /lib/modules/KVER)
 #   INNER_KERNEL_DIR holds bzImage and vmlinux (guest-images/linux/build-kernel.sh)
 #   MINIVMM          static minivmm binary; without it the outer guest reports
@@ -17,6 +20,15 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 die() { echo "build-outer: error: $*" >&2; exit 1; }
+
+with_qemu=0 variants=""
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--qemu) with_qemu=1; shift ;;
+	--vmm) variants="$variants $2"; shift 2 ;;
+	*) break ;;
+	esac
+done
 
 [ $# -ge 4 ] || die "usage: $0 OUTPUT.cpio KVER INNER_KERNEL_DIR INNER_INITRAMFS [MINIVMM [DEB_KERNEL DEB_INITRAMFS]]"
 out=$1 kver=$2 inner=$3 inner_initrd=$4 vmm=${5:-} deb_kernel=${6:-} deb_initrd=${7:-}
@@ -75,6 +87,22 @@ if [ -n "$deb_kernel" ]; then
 	cp "$deb_initrd" "$stage/inner/debian/initramfs.cpio"
 fi
 [ -z "$vmm" ] || cp "$vmm" "$stage/bin/minivmm"
+for v in $variants; do
+	name=${v%%=*} path=${v#*=}
+	[ -x "$path" ] || die "--vmm $v: $path is not an executable"
+	! ldd "$path" >/dev/null 2>&1 || die "--vmm $v: $path is dynamically linked (make STATIC=1)"
+	cp "$path" "$stage/bin/$name"
+done
+if [ "$with_qemu" = 1 ]; then
+	"$here/../../guest-images/linux/collect-bins.sh" "$stage" qemu-system-x86_64 ||
+		die "cannot collect qemu-system-x86_64 (install qemu-system-x86)"
+	# microvm's default firmware: qboot (bios-microvm.bin is a link to qboot.rom on Debian).
+	mkdir -p "$stage/usr/share/qemu"
+	for f in bios-microvm.bin qboot.rom; do
+		[ -e "/usr/share/qemu/$f" ] && cp -L "/usr/share/qemu/$f" "$stage/usr/share/qemu/$f"
+	done
+	[ -e "$stage/usr/share/qemu/bios-microvm.bin" ] || die "/usr/share/qemu/bios-microvm.bin missing (qemu-system-data)"
+fi
 "$here/../../guest-images/linux/collect-bins.sh" "$stage" iperf3 ip=/usr/local/sbin/iproute2-ip ||
 	die "cannot collect iperf3 and ip (install iperf3 and iproute2)"
 
