@@ -37,7 +37,7 @@ ifneq ($(STATIC),)
   BUILD   := $(BUILD)-static
 endif
 
-LIB_SRCS  := $(filter-out vmm/main.c,$(wildcard vmm/*.c devices/*.c devices/virtio/*.c net/*.c boot/*.c))
+LIB_SRCS  := $(filter-out vmm/main.c,$(wildcard base/*.c vmm/*.c devices/*.c devices/virtio/*.c net/*.c boot/*.c))
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 MAIN_OBJ  := $(BUILD)/obj/vmm/main.o
 LIB       := $(BUILD)/libminivmm.a

@@ -16,8 +16,8 @@
 
 #include <stdint.h>
 
-#include "vmm/error.h"
-#include "vmm/guest_mem.h"
+#include "base/error.h"
+#include "base/guest_mem.h"
 
 #define ACPI_TABLES_ADDR   0xE0000ULL   /* RSDP here, the other tables after it */
 #define ACPI_TABLES_END    0xF0000ULL   /* BOOT_BIOS_START: MP table territory */

@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vmm/error.h"
-#include "vmm/guest_mem.h"
+#include "base/error.h"
+#include "base/guest_mem.h"
 
 enum boot_cpu_mode {
 	/* Linux 64-bit boot protocol: long mode, identity-mapped page tables

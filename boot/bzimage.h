@@ -11,8 +11,8 @@
 #include <stdint.h>
 
 #include "boot/boot.h"
-#include "vmm/error.h"
-#include "vmm/guest_mem.h"
+#include "base/error.h"
+#include "base/guest_mem.h"
 
 #define BZIMAGE_MIN_PROTOCOL 0x020c   /* 2.12: xloadflags, XLF_KERNEL_64 */
 #define BZIMAGE_HEADER_MIN   0x264    /* file offset just past init_size */

@@ -11,8 +11,8 @@
 #include <stdint.h>
 
 #include "boot/boot.h"
-#include "vmm/error.h"
-#include "vmm/guest_mem.h"
+#include "base/error.h"
+#include "base/guest_mem.h"
 
 struct cmdline {
 	char buf[BOOT_CMDLINE_MAX];   /* always NUL-terminated */

@@ -6,8 +6,8 @@
 #include <linux/kvm.h>
 
 #include "boot/boot.h"
-#include "vmm/error.h"
-#include "vmm/guest_mem.h"
+#include "base/error.h"
+#include "base/guest_mem.h"
 
 /* GDT selectors of the boot GDT at BOOT_GDT_ADDR. 0x10/0x18 are what the
  * Linux 64-bit boot protocol calls __BOOT_CS/__BOOT_DS. */

@@ -7,8 +7,8 @@
 
 #include <stdint.h>
 
-#include "vmm/error.h"
-#include "vmm/guest_mem.h"
+#include "base/error.h"
+#include "base/guest_mem.h"
 
 /* Base RAM, EBDA, BIOS area, RAM from 1 MiB, RAM above 4 GiB. */
 #define E820_MAX_RANGES 5

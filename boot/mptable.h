@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vmm/error.h"
-#include "vmm/guest_mem.h"
+#include "base/error.h"
+#include "base/guest_mem.h"
 
 /* MP 1.4 structures (layout from the spec; Linux names them alike). */
 struct mpf_intel {            /* floating pointer */

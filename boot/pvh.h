@@ -12,8 +12,8 @@
 #include <stdint.h>
 
 #include "boot/boot.h"
-#include "vmm/error.h"
-#include "vmm/guest_mem.h"
+#include "base/error.h"
+#include "base/guest_mem.h"
 
 #define XEN_ELFNOTE_PHYS32_ENTRY 18
 #define XEN_HVM_START_MAGIC      0x336ec578

@@ -5,7 +5,7 @@
 
 #include "minivmm_abi.h"
 
-void acpi_pm_init(struct acpi_pm *pm, const struct vm_events *ev, uint8_t s5_slp_typ)
+void acpi_pm_init(struct acpi_pm *pm, const struct machine *ev, uint8_t s5_slp_typ)
 {
 	memset(pm, 0, sizeof(*pm));
 	pm->ev = ev;
@@ -18,13 +18,13 @@ static void acpi_pm_sleep_control(struct acpi_pm *pm, uint8_t v)
 		return;
 	unsigned typ = (v & ACPI_SLEEP_SLP_TYP_MASK) >> ACPI_SLEEP_SLP_TYP_SHIFT;
 	if (typ == pm->s5_slp_typ) {
-		vm_events_stop(pm->ev, MINIVMM_EXIT_OK, "guest powered off (ACPI S5)");
+		machine_stop(pm->ev, MINIVMM_EXIT_OK, "guest powered off (ACPI S5)");
 		return;
 	}
 	/* Only \_S5 is advertised: anything else is a confused guest. */
 	char line[80];
 	snprintf(line, sizeof(line), "ACPI: guest asked for sleep type %u, ignored", typ);
-	vm_events_log(pm->ev, line);
+	machine_log(pm->ev, line);
 }
 
 /* Reads: the control register reads 0 (SLP_EN is write-only) and the status

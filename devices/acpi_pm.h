@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "devices/bus.h"
-#include "vmm/vm_events.h"
+#include "base/machine.h"
 
 #define ACPI_PM_PORT        0x600   /* clear of COM1, i8042, debug-exit, boot timer */
 #define ACPI_PM_PORT_LEN    2       /* control, status */
@@ -24,12 +24,12 @@
 #define ACPI_SLEEP_WAK_STS       0x80
 
 struct acpi_pm {
-	const struct vm_events *ev;
+	const struct machine *ev;
 	uint8_t s5_slp_typ;   /* SLP_TYP that means "power off" (the DSDT's \_S5) */
 };
 
 /* s5_slp_typ is ACPI_S5_SLP_TYP from boot/acpi.h. */
-void acpi_pm_init(struct acpi_pm *pm, const struct vm_events *ev, uint8_t s5_slp_typ);
+void acpi_pm_init(struct acpi_pm *pm, const struct machine *ev, uint8_t s5_slp_typ);
 
 /* The device for [ACPI_PM_PORT, ACPI_PM_PORT + ACPI_PM_PORT_LEN). No state
  * changes after init, so it needs no lock and no destroy. */

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "vmm/error.h"
+#include "base/error.h"
 
 struct bus_device {
 	const char *name;

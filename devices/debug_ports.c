@@ -12,7 +12,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void debug_ports_init(struct debug_ports *d, const struct vm_events *ev, uint64_t start_ns)
+void debug_ports_init(struct debug_ports *d, const struct machine *ev, uint64_t start_ns)
 {
 	d->ev = ev;
 	d->start_ns = start_ns;
@@ -26,7 +26,7 @@ static void debug_exit_write(void *opaque, uint64_t off, const uint8_t *data, un
 	uint32_t value = (uint32_t)bus_load_le(data, len > 4 ? 4 : len);
 	char reason[96];
 	snprintf(reason, sizeof(reason), "guest wrote %u to the debug-exit port", value);
-	vm_events_stop(d->ev, debug_exit_status(value), reason);
+	machine_stop(d->ev, debug_exit_status(value), reason);
 }
 
 static void boot_timer_write(void *opaque, uint64_t off, const uint8_t *data, unsigned len)
@@ -44,7 +44,7 @@ static void boot_timer_write(void *opaque, uint64_t off, const uint8_t *data, un
 	char line[96];
 	snprintf(line, sizeof(line), "boot time: %.3f ms from VMM start to guest up",
 		 (double)(up - d->start_ns) / 1e6);
-	vm_events_log(d->ev, line);
+	machine_log(d->ev, line);
 }
 
 struct bus_device debug_exit_device(struct debug_ports *d)

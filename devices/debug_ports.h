@@ -11,15 +11,15 @@
 #include <stdint.h>
 
 #include "devices/bus.h"
-#include "vmm/vm_events.h"
+#include "base/machine.h"
 
 struct debug_ports {
-	const struct vm_events *ev;
+	const struct machine *ev;
 	uint64_t start_ns;          /* CLOCK_MONOTONIC when the VMM started */
 	uint64_t guest_up_ns;       /* when the guest said it is up, 0 if not yet */
 };
 
-void debug_ports_init(struct debug_ports *d, const struct vm_events *ev, uint64_t start_ns);
+void debug_ports_init(struct debug_ports *d, const struct machine *ev, uint64_t start_ns);
 
 struct bus_device debug_exit_device(struct debug_ports *d);
 struct bus_device boot_timer_device(struct debug_ports *d);

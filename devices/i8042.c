@@ -23,7 +23,7 @@
 #define SELF_TEST_OK     0x55
 #define PORT_TEST_OK     0x00
 
-void i8042_init(struct i8042 *k, const struct vm_events *ev)
+void i8042_init(struct i8042 *k, const struct machine *ev)
 {
 	memset(k, 0, sizeof(*k));
 	pthread_mutex_init(&k->lock, NULL);
@@ -60,7 +60,7 @@ static void i8042_command(struct i8042 *k, uint8_t cmd)
 		i8042_output(k, PORT_TEST_OK);
 		break;
 	case CMD_PULSE_RESET:
-		vm_events_stop(k->ev, MINIVMM_EXIT_OK, "guest reset through the i8042");
+		machine_stop(k->ev, MINIVMM_EXIT_OK, "guest reset through the i8042");
 		break;
 	default:
 		break;   /* enable/disable ports and the rest: nothing behind them */

@@ -9,18 +9,18 @@
 #include <stdint.h>
 
 #include "devices/bus.h"
-#include "vmm/vm_events.h"
+#include "base/machine.h"
 
 struct i8042 {
 	pthread_mutex_t lock;
-	const struct vm_events *ev;
+	const struct machine *ev;
 	uint8_t ctr;            /* controller configuration ("command byte") */
 	uint8_t pending_cmd;    /* command waiting for its data byte, 0 if none */
 	uint8_t out_byte;
 	bool out_full;
 };
 
-void i8042_init(struct i8042 *k, const struct vm_events *ev);
+void i8042_init(struct i8042 *k, const struct machine *ev);
 void i8042_destroy(struct i8042 *k);
 
 /* Data port 0x60 and status/command port 0x64, registered separately:

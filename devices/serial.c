@@ -53,8 +53,7 @@ struct serial {
 	int irq_level;
 
 	struct serial_config cfg;
-	struct kvm *kvm;
-	const struct vm_events *ev;
+	const struct machine *ev;
 
 	bool terminal_saved;
 	struct termios saved_termios;
@@ -82,7 +81,7 @@ static void serial_update_irq(struct serial *s)
 	int level = serial_pending_iir(s) != IIR_NONE;
 	if (level != s->irq_level) {
 		s->irq_level = level;
-		kvm_set_irq_line(s->kvm, s->cfg.gsi, level);
+		machine_set_irq(s->ev, s->cfg.gsi, level);
 	}
 }
 
@@ -240,7 +239,7 @@ static bool serial_filter_escape(struct serial *s, uint8_t byte)
 	if (s->escape_pending) {
 		s->escape_pending = false;
 		if (byte == 'x' || byte == 'X') {
-			vm_events_stop(s->ev, 0, "terminated by Ctrl-A x");
+			machine_stop(s->ev, 0, "terminated by Ctrl-A x");
 			return false;
 		}
 		return byte == ESCAPE_CHAR;
@@ -346,14 +345,13 @@ void serial_stop_input(struct serial *s)
 	}
 }
 
-int serial_create(struct serial **out, const struct serial_config *cfg, struct kvm *kvm,
-		  const struct vm_events *ev, struct vmm_err *err)
+int serial_create(struct serial **out, const struct serial_config *cfg, const struct machine *ev,
+		  struct vmm_err *err)
 {
 	struct serial *s = calloc(1, sizeof(*s));
 	if (!s)
 		return vmm_err_set(err, ENOMEM, "out of memory for the serial port");
 	s->cfg = *cfg;
-	s->kvm = kvm;
 	s->ev = ev;
 	s->stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (s->stop_fd < 0) {

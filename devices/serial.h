@@ -6,9 +6,8 @@
 #include <stdbool.h>
 
 #include "devices/bus.h"
-#include "vmm/error.h"
-#include "vmm/kvm.h"
-#include "vmm/vm_events.h"
+#include "base/error.h"
+#include "base/machine.h"
 
 struct serial;
 
@@ -19,8 +18,8 @@ struct serial_config {
 	unsigned gsi;       /* ISA IRQ, 4 for COM1 */
 };
 
-int serial_create(struct serial **out, const struct serial_config *cfg, struct kvm *kvm,
-		  const struct vm_events *ev, struct vmm_err *err);
+int serial_create(struct serial **out, const struct serial_config *cfg, const struct machine *m,
+		  struct vmm_err *err);
 
 /* The bus device for the eight UART registers. */
 struct bus_device serial_bus_device(struct serial *s);

@@ -7,7 +7,7 @@
 #include <net/if.h>
 #include <stdbool.h>
 
-#include "vmm/error.h"
+#include "base/error.h"
 
 #define NET_BACKEND_MAX_QUEUES 16
 

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vmm/guest_chain.h"
+#include "base/guest_chain.h"
 
 /* How the data path works a guest ring (a virtqueue, device side). */
 struct net_ring_ops {

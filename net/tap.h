@@ -5,7 +5,7 @@
 #include <net/if.h>
 #include <stdbool.h>
 
-#include "vmm/error.h"
+#include "base/error.h"
 
 /* Offloads the guest can take in (its GUEST_* features), as TUN_F_* bits. */
 #define TAP_OFFLOAD_CSUM  0x01

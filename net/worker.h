@@ -11,7 +11,7 @@
 
 #include "net/datapath.h"
 #include "net/queue_pair.h"
-#include "vmm/error.h"
+#include "base/error.h"
 
 enum net_engine {
 	NET_ENGINE_URING,

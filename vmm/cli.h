@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "minivmm.h"
-#include "vmm/error.h"
+#include "base/error.h"
 
 struct cli_options {
 	struct minivmm_config vm;

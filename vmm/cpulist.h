@@ -2,7 +2,7 @@
 #ifndef MINIVMM_VMM_CPULIST_H
 #define MINIVMM_VMM_CPULIST_H
 
-#include "vmm/error.h"
+#include "base/error.h"
 
 /* Parse into cpus[] in the order written (at most max entries). Every CPU
  * must be one this process may run on (sched_getaffinity), so a typo is an

@@ -165,6 +165,22 @@ int kvm_set_irq_line(struct kvm *kvm, unsigned gsi, int level)
 	return ioctl(kvm->vm_fd, KVM_IRQ_LINE, &irq) < 0 ? -errno : 0;
 }
 
+int kvm_ioeventfd(struct kvm *kvm, uint64_t addr, unsigned len, uint64_t datamatch, int fd, bool assign)
+{
+	struct kvm_ioeventfd io = {
+		.datamatch = datamatch, .addr = addr, .len = len, .fd = fd,
+		.flags = KVM_IOEVENTFD_FLAG_DATAMATCH | (assign ? 0 : KVM_IOEVENTFD_FLAG_DEASSIGN),
+	};
+	return ioctl(kvm->vm_fd, KVM_IOEVENTFD, &io) < 0 ? -errno : 0;
+}
+
+int kvm_irqfd(struct kvm *kvm, int fd, unsigned gsi, bool assign)
+{
+	struct kvm_irqfd irq = { .fd = (uint32_t)fd, .gsi = gsi,
+				 .flags = assign ? 0 : KVM_IRQFD_FLAG_DEASSIGN };
+	return ioctl(kvm->vm_fd, KVM_IRQFD, &irq) < 0 ? -errno : 0;
+}
+
 void kvm_close(struct kvm *kvm)
 {
 	if (kvm->vm_fd >= 0)

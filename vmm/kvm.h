@@ -3,9 +3,11 @@
 #define MINIVMM_VMM_KVM_H
 
 #include <linux/kvm.h>
+#include <stdbool.h>
+#include <stdint.h>
 
-#include "vmm/error.h"
-#include "vmm/guest_mem.h"
+#include "base/error.h"
+#include "base/guest_mem.h"
 
 struct kvm {
 	int dev_fd;                       /* /dev/kvm */
@@ -26,6 +28,12 @@ int kvm_map_guest_mem(struct kvm *kvm, const struct guest_mem *mem, struct vmm_e
 
 /* Raise or lower a GSI of the in-kernel irqchip. */
 int kvm_set_irq_line(struct kvm *kvm, unsigned gsi, int level);
+
+/* KVM_IOEVENTFD: a len-byte write of datamatch to addr (MMIO) signals fd. */
+int kvm_ioeventfd(struct kvm *kvm, uint64_t addr, unsigned len, uint64_t datamatch, int fd, bool assign);
+
+/* KVM_IRQFD: a signal on fd raises gsi. */
+int kvm_irqfd(struct kvm *kvm, int fd, unsigned gsi, bool assign);
 
 int kvm_msr_supported(const struct kvm *kvm, unsigned index);
 

@@ -3,7 +3,7 @@
 #define MINIVMM_VMM_NET_CONFIG_H
 
 #include "minivmm.h"
-#include "vmm/error.h"
+#include "base/error.h"
 
 #define NET_SYNTAX \
 	"[tap[=NAME]|packet=IFACE][,queues=N][,threads=per-queue|M][,cpus=LIST][,mac=MAC]" \

@@ -11,7 +11,6 @@
 
 #include "boot/cpu_x86.h"
 #include "minivmm_abi.h"
-#include "vmm/vm.h"
 
 #define VCPU_KICK_SIGNAL (SIGRTMIN + 1)
 
@@ -32,24 +31,26 @@ int vcpu_install_kick_handler(struct vmm_err *err)
 	return 0;
 }
 
-int vcpu_create(struct vcpu *v, struct minivmm *vm, unsigned index, struct vmm_err *err)
+int vcpu_create(struct vcpu *v, const struct vcpu_context *ctx, unsigned index, int pin_cpu,
+		struct vmm_err *err)
 {
 	memset(v, 0, sizeof(*v));
-	v->vm = vm;
+	v->ctx = ctx;
 	v->index = index;
-	v->fd = ioctl(vm->kvm.vm_fd, KVM_CREATE_VCPU, index);
+	v->pin_cpu = pin_cpu;
+	v->fd = ioctl(ctx->vm_fd, KVM_CREATE_VCPU, index);
 	if (v->fd < 0) {
 		v->fd = -1;
 		return vmm_err_sys(err, errno, "KVM_CREATE_VCPU %u", index);
 	}
-	void *run = mmap(NULL, vm->kvm.vcpu_mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd, 0);
+	void *run = mmap(NULL, (size_t)ctx->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd, 0);
 	if (run == MAP_FAILED)
 		return vmm_err_sys(err, errno, "mmap of vCPU %u's kvm_run", index);
 	v->run = run;
 
-	int rc = cpu_x86_set_cpuid(v->fd, vm->kvm.supported_cpuid, index, vm->ncpus, err);
+	int rc = cpu_x86_set_cpuid(v->fd, ctx->cpuid, index, ctx->ncpus, err);
 	if (rc == 0)
-		rc = cpu_x86_set_msrs(v->fd, vm->kvm.msr_list, err);
+		rc = cpu_x86_set_msrs(v->fd, ctx->msrs, err);
 	if (rc == 0)
 		rc = cpu_x86_set_fpu(v->fd, err);
 	if (rc == 0)
@@ -102,11 +103,16 @@ static void vcpu_describe_crash(struct vcpu *v, const char *what, char *buf, siz
 		buf[size - 1] = '\0';
 }
 
+static void vcpu_stop_vm(struct vcpu *v, int status, const char *reason)
+{
+	machine_stop(v->ctx->machine, status, reason);
+}
+
 static void vcpu_crash(struct vcpu *v, const char *what)
 {
-	char text[sizeof(v->vm->stop_reason)];
+	char text[VCPU_CRASH_REPORT];
 	vcpu_describe_crash(v, what, text, sizeof(text));
-	vm_request_stop(v->vm, MINIVMM_EXIT_GUEST_CRASH, text);
+	vcpu_stop_vm(v, MINIVMM_EXIT_GUEST_CRASH, text);
 }
 
 /* ---- exits ---------------------------------------------------------------- */
@@ -118,24 +124,24 @@ static void vcpu_handle_io(struct vcpu *v)
 	bool is_write = run->io.direction == KVM_EXIT_IO_OUT;
 	/* String I/O (rep ins/outs) arrives as `count` consecutive items. */
 	for (uint32_t i = 0; i < run->io.count; i++, data += run->io.size)
-		bus_access(&v->vm->pio_bus, run->io.port, data, run->io.size, is_write);
+		bus_access(v->ctx->pio, run->io.port, data, run->io.size, is_write);
 }
 
 static void vcpu_handle_mmio(struct vcpu *v)
 {
 	struct kvm_run *run = v->run;
 	unsigned len = run->mmio.len <= sizeof(run->mmio.data) ? run->mmio.len : sizeof(run->mmio.data);
-	bus_access(&v->vm->mmio_bus, run->mmio.phys_addr, run->mmio.data, len, run->mmio.is_write);
+	bus_access(v->ctx->mmio, run->mmio.phys_addr, run->mmio.data, len, run->mmio.is_write);
 }
 
 static void vcpu_handle_system_event(struct vcpu *v)
 {
 	switch (v->run->system_event.type) {
 	case KVM_SYSTEM_EVENT_SHUTDOWN:
-		vm_request_stop(v->vm, MINIVMM_EXIT_OK, "guest powered off");
+		vcpu_stop_vm(v, MINIVMM_EXIT_OK, "guest powered off");
 		break;
 	case KVM_SYSTEM_EVENT_RESET:
-		vm_request_stop(v->vm, MINIVMM_EXIT_OK, "guest reset");
+		vcpu_stop_vm(v, MINIVMM_EXIT_OK, "guest reset");
 		break;
 	default:
 		vcpu_crash(v, "guest crash (KVM_EXIT_SYSTEM_EVENT)");
@@ -195,13 +201,13 @@ static void *vcpu_thread_main(void *arg)
 	sigaddset(&kick, VCPU_KICK_SIGNAL);
 	pthread_sigmask(SIG_UNBLOCK, &kick, NULL);
 
-	while (!vm_is_stopping(v->vm)) {
+	while (!__atomic_load_n(v->ctx->stopping, __ATOMIC_ACQUIRE)) {
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
 			char what[128];
 			snprintf(what, sizeof(what), "KVM_RUN failed: %s", strerror(errno));
-			vm_request_stop(v->vm, MINIVMM_EXIT_HOST_ERROR, what);
+			vcpu_stop_vm(v, MINIVMM_EXIT_HOST_ERROR, what);
 			break;
 		}
 		if (!vcpu_handle_exit(v))
@@ -215,11 +221,10 @@ int vcpu_start(struct vcpu *v, struct vmm_err *err)
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
-	const struct minivmm_config *cfg = &v->vm->cfg;
-	if (v->index < cfg->nr_vcpu_cpus) {
+	if (v->pin_cpu >= 0) {
 		cpu_set_t set;
 		CPU_ZERO(&set);
-		CPU_SET(cfg->vcpu_cpus[v->index], &set);
+		CPU_SET(v->pin_cpu, &set);
 		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
 	}
 	int rc = pthread_create(&v->thread, &attr, vcpu_thread_main, v);
@@ -251,7 +256,7 @@ void vcpu_join(struct vcpu *v)
 void vcpu_destroy(struct vcpu *v)
 {
 	if (v->run)
-		munmap(v->run, v->vm->kvm.vcpu_mmap_size);
+		munmap(v->run, (size_t)v->ctx->run_size);
 	if (v->fd >= 0)
 		close(v->fd);
 	v->run = NULL;

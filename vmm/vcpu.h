@@ -7,13 +7,29 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "vmm/error.h"
+#include "base/error.h"
+#include "base/machine.h"
+#include "devices/bus.h"
 
-struct minivmm;
+/* What a vCPU needs of its VM, and nothing more: the vCPU never sees the VM
+ * object. Everything here is fixed before the first vCPU runs. */
+struct vcpu_context {
+	int vm_fd;
+	int run_size;                       /* size of the kvm_run mapping */
+	const struct kvm_cpuid2 *cpuid;     /* KVM_GET_SUPPORTED_CPUID */
+	const struct kvm_msr_list *msrs;    /* KVM_GET_MSR_INDEX_LIST */
+	unsigned ncpus;
+	struct bus *pio, *mmio;             /* read-only once vCPUs run */
+	const struct machine *machine;      /* stop requests */
+	const bool *stopping;               /* set (atomically) when the VM stops */
+};
+
+#define VCPU_CRASH_REPORT 2048              /* bytes of a crash report */
 
 struct vcpu {
-	struct minivmm *vm;
+	const struct vcpu_context *ctx;
 	unsigned index;
+	int pin_cpu;             /* host CPU to run on, -1: not pinned */
 	int fd;
 	struct kvm_run *run;     /* shared with KVM, vcpu_mmap_size bytes */
 	pthread_t thread;
@@ -23,7 +39,8 @@ struct vcpu {
 /* Create the KVM vCPU and give it CPUID, MSRs, FPU and LAPIC state. vCPU 0
  * starts at the boot entry (set separately); the others wait in the
  * in-kernel LAPIC for INIT/SIPI, as on real hardware. */
-int vcpu_create(struct vcpu *v, struct minivmm *vm, unsigned index, struct vmm_err *err);
+int vcpu_create(struct vcpu *v, const struct vcpu_context *ctx, unsigned index, int pin_cpu,
+		struct vmm_err *err);
 int vcpu_start(struct vcpu *v, struct vmm_err *err);
 /* Make the vCPU leave KVM_RUN soon (immediate_exit + a signal). */
 void vcpu_kick(struct vcpu *v);

@@ -61,12 +61,33 @@ const char *minivmm_stop_reason(const struct minivmm *vm)
 	return vm->stop_reason;
 }
 
-static void vm_events_request_stop(void *opaque, int status, const char *reason)
+/* ---- the machine, as devices see it (base/machine.h) ----------------- */
+
+static void vm_machine_request_stop(void *opaque, int status, const char *reason)
 {
 	vm_request_stop(opaque, status, reason);
 }
 
-static void vm_events_log_line(void *opaque, const char *line)
+static int vm_machine_set_irq(void *opaque, unsigned gsi, int level)
+{
+	struct minivmm *vm = opaque;
+	return kvm_set_irq_line(&vm->kvm, gsi, level);
+}
+
+static int vm_machine_ioeventfd(void *opaque, uint64_t addr, unsigned len, uint64_t datamatch, int fd,
+				bool assign)
+{
+	struct minivmm *vm = opaque;
+	return kvm_ioeventfd(&vm->kvm, addr, len, datamatch, fd, assign);
+}
+
+static int vm_machine_irqfd(void *opaque, int fd, unsigned gsi, bool assign)
+{
+	struct minivmm *vm = opaque;
+	return kvm_irqfd(&vm->kvm, fd, gsi, assign);
+}
+
+static void vm_machine_log(void *opaque, const char *line)
 {
 	struct minivmm *vm = opaque;
 	if (vm->cfg.log)
@@ -163,7 +184,7 @@ static int vm_add_serial(struct minivmm *vm, struct vmm_err *err)
 	case MINIVMM_SERIAL_NONE:
 		break;
 	}
-	int rc = serial_create(&vm->serial, &sc, &vm->kvm, &vm->events, err);
+	int rc = serial_create(&vm->serial, &sc, &vm->events, err);
 	if (rc)
 		return rc;
 	struct bus_device dev = serial_bus_device(vm->serial);
@@ -209,8 +230,8 @@ static int vm_add_net_devices(struct minivmm *vm, struct vmm_err *err)
 			return vmm_err_set(err, EINVAL, "at most %d network devices", MINIVMM_VIRTIO_MAX_DEVICES);
 		uint64_t base = MINIVMM_MMIO_BASE + i * MINIVMM_MMIO_WINDOW;
 		unsigned gsi = MINIVMM_VIRTIO_IRQ_BASE + i;
-		int rc = virtio_net_create(&vm->net[i], i, &vm->cfg.net[i], &vm->kvm, &vm->mem, base, gsi,
-					   &vm->events, err);
+		int rc = virtio_net_create(&vm->net[i], i, &vm->cfg.net[i], &vm->events, &vm->mem, base,
+					   gsi, err);
 		vm->nr_nets = i + 1;
 		if (rc)
 			return rc;
@@ -285,8 +306,15 @@ static int vm_create_vcpus(struct minivmm *vm, const struct boot_entry *entry, s
 		return vmm_err_set(err, ENOMEM, "out of memory for vCPUs");
 	for (unsigned i = 0; i < vm->ncpus; i++)
 		vm->vcpus[i].fd = -1;
+	vm->vcpu_ctx = (struct vcpu_context){
+		.vm_fd = vm->kvm.vm_fd, .run_size = vm->kvm.vcpu_mmap_size,
+		.cpuid = vm->kvm.supported_cpuid, .msrs = vm->kvm.msr_list, .ncpus = vm->ncpus,
+		.pio = &vm->pio_bus, .mmio = &vm->mmio_bus, .machine = &vm->events,
+		.stopping = &vm->stopping,
+	};
 	for (unsigned i = 0; i < vm->ncpus; i++) {
-		int rc = vcpu_create(&vm->vcpus[i], vm, i, err);
+		int pin = i < vm->cfg.nr_vcpu_cpus ? vm->cfg.vcpu_cpus[i] : -1;
+		int rc = vcpu_create(&vm->vcpus[i], &vm->vcpu_ctx, i, pin, err);
 		if (rc)
 			return rc;
 	}
@@ -348,8 +376,9 @@ int minivmm_create(const struct minivmm_config *cfg, struct minivmm **out, char 
 	pthread_cond_init(&vm->stop_cond, NULL);
 	bus_init(&vm->pio_bus, "port I/O");
 	bus_init(&vm->mmio_bus, "MMIO");
-	vm->events = (struct vm_events){ .opaque = vm, .request_stop = vm_events_request_stop,
-					 .log = vm_events_log_line };
+	vm->events = (struct machine){ .opaque = vm, .request_stop = vm_machine_request_stop,
+				       .log = vm_machine_log, .set_irq = vm_machine_set_irq,
+				       .ioeventfd = vm_machine_ioeventfd, .irqfd = vm_machine_irqfd };
 
 	int rc = vm_build(vm, &err);
 	if (rc) {
@@ -402,7 +431,7 @@ void minivmm_destroy(struct minivmm *vm)
 	if (vm->vcpus) {
 		vm_stop_vcpus(vm);
 		for (unsigned i = 0; i < vm->ncpus; i++)
-			if (vm->vcpus[i].vm)
+			if (vm->vcpus[i].ctx)
 				vcpu_destroy(&vm->vcpus[i]);
 		free(vm->vcpus);
 	}

@@ -14,11 +14,11 @@
 #include "devices/virtio/net.h"
 #include "boot/cmdline.h"
 #include "minivmm.h"
-#include "vmm/guest_mem.h"
+#include "base/guest_mem.h"
 #include "vmm/kvm.h"
-#include "vmm/vm_events.h"
+#include "vmm/vcpu.h"
+#include "base/machine.h"
 
-struct vcpu;
 
 struct minivmm {
 	struct minivmm_config cfg;
@@ -26,7 +26,7 @@ struct minivmm {
 	struct guest_mem mem;
 	struct bus pio_bus;
 	struct bus mmio_bus;
-	struct vm_events events;
+	struct machine events;
 
 	struct serial *serial;
 	int serial_file_fd;
@@ -39,6 +39,7 @@ struct minivmm {
 	struct cmdline cmdline;    /* the user's line plus device entries */
 
 	struct vcpu *vcpus;
+	struct vcpu_context vcpu_ctx;
 	unsigned ncpus;
 
 	/* Stop protocol: the first request records status and reason and

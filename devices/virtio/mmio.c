@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #define MMIO_MAGIC    0x74726976   /* "virt" */
@@ -16,23 +15,17 @@
 
 /* ---- notifications ---------------------------------------------------- */
 
+/* QueueNotify writes of queue q's index signal its kick eventfd in KVM,
+ * without an exit to us. */
 static int mmio_ioeventfd(struct virtio_mmio *t, unsigned q, bool assign)
 {
-	struct kvm_ioeventfd io = {
-		.datamatch = q,
-		.addr = t->base + VIRTIO_MMIO_QUEUE_NOTIFY,
-		.len = 4,
-		.fd = t->kick_fd[q],
-		.flags = KVM_IOEVENTFD_FLAG_DATAMATCH | (assign ? 0 : KVM_IOEVENTFD_FLAG_DEASSIGN),
-	};
-	return ioctl(t->kvm->vm_fd, KVM_IOEVENTFD, &io) < 0 ? -errno : 0;
+	return machine_ioeventfd(t->machine, t->base + VIRTIO_MMIO_QUEUE_NOTIFY, 4, q, t->kick_fd[q],
+				 assign);
 }
 
 static int mmio_irqfd(struct virtio_mmio *t, bool assign)
 {
-	struct kvm_irqfd irq = { .fd = (uint32_t)t->irq_fd, .gsi = t->gsi,
-				 .flags = assign ? 0 : KVM_IRQFD_FLAG_DEASSIGN };
-	return ioctl(t->kvm->vm_fd, KVM_IRQFD, &irq) < 0 ? -errno : 0;
+	return machine_irqfd(t->machine, t->irq_fd, t->gsi, assign);
 }
 
 static void mmio_raise(struct virtio_mmio *t, uint32_t bits)
@@ -266,7 +259,7 @@ void virtio_mmio_cmdline_word(const struct virtio_mmio *t, char *buf, size_t siz
 
 /* ---- lifetime ----------------------------------------------------------- */
 
-int virtio_mmio_create(struct virtio_mmio **out, struct kvm *kvm, uint64_t base, unsigned gsi,
+int virtio_mmio_create(struct virtio_mmio **out, const struct machine *m, uint64_t base, unsigned gsi,
 		       unsigned nr_queues, uint16_t max_queue_size,
 		       const struct virtio_device_ops *ops, void *dev, struct vmm_err *err)
 {
@@ -279,7 +272,7 @@ int virtio_mmio_create(struct virtio_mmio **out, struct kvm *kvm, uint64_t base,
 	pthread_mutex_init(&t->lock, NULL);
 	t->ops = ops;
 	t->dev = dev;
-	t->kvm = kvm;
+	t->machine = m;
 	t->base = base;
 	t->gsi = gsi;
 	t->nr_queues = nr_queues;

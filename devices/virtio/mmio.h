@@ -15,8 +15,8 @@
 #include <stdint.h>
 
 #include "devices/bus.h"
-#include "vmm/error.h"
-#include "vmm/kvm.h"
+#include "base/error.h"
+#include "base/machine.h"
 
 #define VIRTIO_MMIO_MAX_QUEUES 64
 #define VIRTIO_MMIO_VENDOR 0x4d4d564d   /* "MVMM" */
@@ -48,7 +48,7 @@ struct virtio_mmio {
 	pthread_mutex_t lock;   /* register state; never taken by workers */
 	const struct virtio_device_ops *ops;
 	void *dev;
-	struct kvm *kvm;
+	const struct machine *machine;
 	uint64_t base;
 	unsigned gsi;
 
@@ -70,7 +70,7 @@ struct virtio_mmio {
 /* Create the transport for a device with nr_queues queues of at most
  * max_queue_size entries, its window at `base` and interrupt on `gsi`:
  * registers the ioeventfds and the irqfd with KVM. */
-int virtio_mmio_create(struct virtio_mmio **out, struct kvm *kvm, uint64_t base, unsigned gsi,
+int virtio_mmio_create(struct virtio_mmio **out, const struct machine *m, uint64_t base, unsigned gsi,
 		       unsigned nr_queues, uint16_t max_queue_size,
 		       const struct virtio_device_ops *ops, void *dev, struct vmm_err *err);
 void virtio_mmio_destroy(struct virtio_mmio *t);

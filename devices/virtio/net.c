@@ -107,7 +107,7 @@ static void vnet_fail(void *opaque, const char *why)
 	struct virtio_net *n = opaque;
 	char line[320];
 	snprintf(line, sizeof(line), "net%u: guest ring error (%s): device needs reset", n->index, why);
-	vm_events_log(n->ev, line);
+	machine_log(n->ev, line);
 	virtio_mmio_set_needs_reset(n->transport, why);
 }
 
@@ -235,7 +235,7 @@ static void vnet_log_error(struct virtio_net *n, const char *what, const struct 
 {
 	char line[320];
 	snprintf(line, sizeof(line), "net%u: %s: %s", n->index, what, e->msg);
-	vm_events_log(n->ev, line);
+	machine_log(n->ev, line);
 }
 
 int vnet_set_active_pairs(struct virtio_net *n, unsigned k)
@@ -380,8 +380,8 @@ static void vnet_stable_mac(const char *ifname, unsigned index, uint8_t mac[6])
 }
 
 int virtio_net_create(struct virtio_net **out, unsigned index, const struct minivmm_net_config *cfg,
-		      struct kvm *kvm, const struct guest_mem *mem, uint64_t mmio_base,
-		      unsigned gsi, const struct vm_events *ev, struct vmm_err *err)
+		      const struct machine *ev, const struct guest_mem *mem, uint64_t mmio_base,
+		      unsigned gsi, struct vmm_err *err)
 {
 	*out = NULL;
 	struct virtio_net *n = calloc(1, sizeof(*n));
@@ -428,7 +428,7 @@ int virtio_net_create(struct virtio_net **out, unsigned index, const struct mini
 	if (n->ctrl_stop_fd < 0)
 		return vmm_err_sys(err, errno, "eventfd for net%u's control queue", index);
 	unsigned queues = 2 * n->nr_pairs + 1;
-	rc = virtio_mmio_create(&n->transport, kvm, mmio_base, gsi, queues,
+	rc = virtio_mmio_create(&n->transport, ev, mmio_base, gsi, queues,
 				(uint16_t)cfg->queue_size, &vnet_ops, n, err);
 	if (rc)
 		return rc;
@@ -439,7 +439,7 @@ int virtio_net_create(struct virtio_net **out, unsigned index, const struct mini
 		 index, n->backend.ops->kind, n->backend.ifname, n->backend.created ? " (created)" : "",
 		 n->nr_pairs, n->nr_pairs > 1 ? "s" : "", n->mac[0], n->mac[1], n->mac[2], n->mac[3],
 		 n->mac[4], n->mac[5]);
-	vm_events_log(ev, line);
+	machine_log(ev, line);
 	return 0;
 }
 

@@ -15,7 +15,7 @@
 #include "net/backend.h"
 #include "net/queue_pair.h"
 #include "net/worker.h"
-#include "vmm/vm_events.h"
+#include "base/machine.h"
 
 #define VNET_MAX_PAIRS MINIVMM_MAX_QUEUE_PAIRS
 #define VNET_MAX_QUEUES (2 * VNET_MAX_PAIRS + 1)
@@ -35,7 +35,7 @@ struct virtio_net {
 	unsigned index;                    /* net0, net1, ... */
 	struct minivmm_net_config cfg;
 	const struct guest_mem *mem;
-	const struct vm_events *ev;
+	const struct machine *ev;
 	struct virtio_mmio *transport;
 	struct net_backend backend;
 
@@ -65,8 +65,8 @@ struct virtio_net {
 };
 
 int virtio_net_create(struct virtio_net **out, unsigned index, const struct minivmm_net_config *cfg,
-		      struct kvm *kvm, const struct guest_mem *mem, uint64_t mmio_base,
-		      unsigned gsi, const struct vm_events *ev, struct vmm_err *err);
+		      const struct machine *ev, const struct guest_mem *mem, uint64_t mmio_base,
+		      unsigned gsi, struct vmm_err *err);
 void virtio_net_destroy(struct virtio_net *n);
 
 /* Queue index layout (spec 5.1.2): rx0, tx0, rx1, tx1, ..., ctrl. */

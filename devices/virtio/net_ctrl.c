@@ -222,7 +222,7 @@ again:
 	if (rc < 0) {
 		char line[160];
 		snprintf(line, sizeof(line), "net%u: control queue: %s", n->index, virtq_error_text(q->error));
-		vm_events_log(n->ev, line);
+		machine_log(n->ev, line);
 		virtio_mmio_set_needs_reset(n->transport, virtq_error_text(q->error));
 		return false;
 	}

@@ -15,9 +15,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "vmm/error.h"
-#include "vmm/guest_chain.h"
-#include "vmm/guest_mem.h"
+#include "base/error.h"
+#include "base/guest_chain.h"
+#include "base/guest_mem.h"
 
 #define VIRTQ_MAX_SIZE 1024
 

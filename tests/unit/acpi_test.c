@@ -624,10 +624,10 @@ static void record_log(void *opaque, const char *line)
 	l->logs++;
 }
 
-static struct bus_device pm_device(struct acpi_pm *pm, struct vm_events *ev, struct stop_log *l)
+static struct bus_device pm_device(struct acpi_pm *pm, struct machine *ev, struct stop_log *l)
 {
 	memset(l, 0, sizeof(*l));
-	*ev = (struct vm_events){ .opaque = l, .request_stop = record_stop, .log = record_log };
+	*ev = (struct machine){ .opaque = l, .request_stop = record_stop, .log = record_log };
 	acpi_pm_init(pm, ev, ACPI_S5_SLP_TYP);
 	return acpi_pm_device(pm);
 }
@@ -635,7 +635,7 @@ static struct bus_device pm_device(struct acpi_pm *pm, struct vm_events *ev, str
 Test(acpi_pm, s5_write_powers_off_with_status_0)
 {
 	struct acpi_pm pm;
-	struct vm_events ev;
+	struct machine ev;
 	struct stop_log l;
 	struct bus_device d = pm_device(&pm, &ev, &l);
 	/* What ACPICA's acpi_hw_extended_sleep writes for \_S5. */
@@ -650,7 +650,7 @@ Test(acpi_pm, s5_write_powers_off_with_status_0)
 Test(acpi_pm, other_writes_do_not_stop)
 {
 	struct acpi_pm pm;
-	struct vm_events ev;
+	struct machine ev;
 	struct stop_log l;
 	struct bus_device d = pm_device(&pm, &ev, &l);
 	uint8_t typ_only = ACPI_S5_SLP_TYP << ACPI_SLEEP_SLP_TYP_SHIFT;
@@ -668,7 +668,7 @@ Test(acpi_pm, other_writes_do_not_stop)
 Test(acpi_pm, registers_read_zero_and_wide_writes_reach_control)
 {
 	struct acpi_pm pm;
-	struct vm_events ev;
+	struct machine ev;
 	struct stop_log l;
 	struct bus_device d = pm_device(&pm, &ev, &l);
 	uint8_t data[2] = { 0xff, 0xff };

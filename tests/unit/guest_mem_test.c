@@ -1,7 +1,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "vmm/guest_mem.h"
+#include "base/guest_mem.h"
 
 Test(guest_mem, small_ram_is_one_region)
 {

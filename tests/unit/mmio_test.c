@@ -86,8 +86,44 @@ static const struct virtio_device_ops fake_ops = {
 	.reset = fake_reset,
 };
 
+/* ---- a fake machine: records what KVM would have been asked ---------- */
+
+struct fake_machine {
+	struct machine m;
+	int ioeventfds;          /* registered now */
+	int irqfds;
+	uint64_t notify_addr;    /* the last ioeventfd address */
+};
+
+static void fm_stop(void *o, int status, const char *reason) { (void)o; (void)status; (void)reason; }
+static void fm_log(void *o, const char *line) { (void)o; (void)line; }
+
+static int fm_ioeventfd(void *o, uint64_t addr, unsigned len, uint64_t datamatch, int fd, bool assign)
+{
+	struct fake_machine *f = o;
+	(void)len; (void)datamatch; (void)fd;
+	f->ioeventfds += assign ? 1 : -1;
+	f->notify_addr = addr;
+	return 0;
+}
+
+static int fm_irqfd(void *o, int fd, unsigned gsi, bool assign)
+{
+	struct fake_machine *f = o;
+	(void)fd; (void)gsi;
+	f->irqfds += assign ? 1 : -1;
+	return 0;
+}
+
+static void fake_machine_init(struct fake_machine *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->m = (struct machine){ .opaque = f, .request_stop = fm_stop, .log = fm_log,
+				 .ioeventfd = fm_ioeventfd, .irqfd = fm_irqfd };
+}
+
 struct env {
-	struct kvm kvm;
+	struct fake_machine machine;
 	struct fake_dev dev;
 	struct virtio_mmio *t;
 	struct bus_device bus;
@@ -97,9 +133,9 @@ static void env_init(struct env *e)
 {
 	memset(e, 0, sizeof(*e));
 	struct vmm_err err = { 0 };
-	cr_assert_eq(kvm_open(&e->kvm, &err), 0, "kvm_open: %s", err.msg);
+	fake_machine_init(&e->machine);
 	e->dev.offered = OFFERED;
-	cr_assert_eq(virtio_mmio_create(&e->t, &e->kvm, BASE, GSI, NR_QUEUES, QMAX, &fake_ops,
+	cr_assert_eq(virtio_mmio_create(&e->t, &e->machine.m, BASE, GSI, NR_QUEUES, QMAX, &fake_ops,
 					&e->dev, &err), 0, "virtio_mmio_create: %s", err.msg);
 	e->bus = virtio_mmio_bus_device(e->t);
 }
@@ -107,7 +143,8 @@ static void env_init(struct env *e)
 static void env_done(struct env *e)
 {
 	virtio_mmio_destroy(e->t);
-	kvm_close(&e->kvm);
+	cr_assert_eq(e->machine.ioeventfds, 0, "every queue notification is unregistered");
+	cr_assert_eq(e->machine.irqfds, 0, "the interrupt eventfd is unregistered");
 }
 
 static uint32_t rd(struct env *e, uint64_t off)
@@ -179,18 +216,17 @@ Test(mmio, identifies_as_virtio_mmio_v2_with_device_and_vendor_id)
 
 Test(mmio, create_rejects_zero_or_too_many_queues)
 {
-	struct kvm kvm;
+	struct fake_machine fm;
+	fake_machine_init(&fm);
 	struct fake_dev d = { .offered = OFFERED };
 	struct vmm_err err = { 0 };
-	cr_assert_eq(kvm_open(&kvm, &err), 0, "%s", err.msg);
 	struct virtio_mmio *t = NULL;
-	cr_assert_lt(virtio_mmio_create(&t, &kvm, BASE, GSI, 0, QMAX, &fake_ops, &d, &err), 0);
+	cr_assert_lt(virtio_mmio_create(&t, &fm.m, BASE, GSI, 0, QMAX, &fake_ops, &d, &err), 0);
 	cr_assert_null(t);
-	cr_assert_lt(virtio_mmio_create(&t, &kvm, BASE, GSI, VIRTIO_MMIO_MAX_QUEUES + 1, QMAX,
+	cr_assert_lt(virtio_mmio_create(&t, &fm.m, BASE, GSI, VIRTIO_MMIO_MAX_QUEUES + 1, QMAX,
 					&fake_ops, &d, &err), 0);
 	cr_assert_null(t);
 	cr_assert(strstr(err.msg, "queues"), "message: %s", err.msg);
-	kvm_close(&kvm);
 }
 
 /* ---- features ------------------------------------------------------------ */
@@ -688,5 +724,4 @@ Test(mmio, destroy_resets_the_device)
 	struct fake_dev *d = &e.dev;
 	virtio_mmio_destroy(e.t);
 	cr_assert_eq(d->reset_calls, 1);
-	kvm_close(&e.kvm);
 }

@@ -6,21 +6,29 @@
 struct uart {
 	struct serial *s;
 	struct bus_device dev;
-	struct kvm kvm;
-	struct vm_events ev;
+	struct machine ev;
+	int irq_level;   /* what the UART last drove its line to */
 	int pipe_out[2];
 };
 
 static void no_stop(void *o, int status, const char *reason) { (void)o; (void)status; (void)reason; }
 static void no_log(void *o, const char *line) { (void)o; (void)line; }
 
+static int record_irq(void *o, unsigned gsi, int level)
+{
+	struct uart *u = o;
+	cr_assert_eq(gsi, 4u);
+	u->irq_level = level;
+	return 0;
+}
+
 static void uart_open(struct uart *u)
 {
 	cr_assert_eq(pipe(u->pipe_out), 0);
-	u->kvm.vm_fd = -1;   /* interrupt lines go nowhere in unit tests */
-	u->ev = (struct vm_events){ .request_stop = no_stop, .log = no_log };
+	u->ev = (struct machine){ .opaque = u, .request_stop = no_stop, .log = no_log,
+				  .set_irq = record_irq };
 	struct serial_config cfg = { .in_fd = -1, .out_fd = u->pipe_out[1], .gsi = 4 };
-	cr_assert_eq(serial_create(&u->s, &cfg, &u->kvm, &u->ev, NULL), 0);
+	cr_assert_eq(serial_create(&u->s, &cfg, &u->ev, NULL), 0);
 	u->dev = serial_bus_device(u->s);
 }
 
@@ -93,9 +101,12 @@ Test(serial, thre_interrupt_raised_on_enable_and_cleared_by_iir_read)
 	struct uart u;
 	uart_open(&u);
 	cr_assert_eq(rd(&u, 2) & 0x0f, 0x01, "no interrupt pending");
+	cr_assert_eq(u.irq_level, 0);
 	wr(&u, 1, 0x02);                     /* enable THRI */
+	cr_assert_eq(u.irq_level, 1, "the line goes up with the pending THRE");
 	cr_assert_eq(rd(&u, 2) & 0x0f, 0x02, "THRE pending");
 	cr_assert_eq(rd(&u, 2) & 0x0f, 0x01, "IIR read acknowledged it");
+	cr_assert_eq(u.irq_level, 0, "and the line went down");
 	wr(&u, 0, 'a');
 	cr_assert_eq(rd(&u, 2) & 0x0f, 0x02, "pending again after a transmit");
 	wr(&u, 2, 0x01);                     /* FIFO on */

@@ -1,4 +1,4 @@
-#include "vmm/error.h"
+#include "base/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* Guest RAM: one anonymous mapping, split around the MMIO hole below 4 GiB. */
-#include "vmm/guest_mem.h"
+#include "base/guest_mem.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,8 +1,8 @@
 /* A guest buffer chain as host iovecs: what a virtqueue hands to the data
  * path. Shared by devices/ (which fills it from descriptors) and net/ (which
  * reads and writes through it) so neither needs the other's headers. */
-#ifndef MINIVMM_VMM_GUEST_CHAIN_H
-#define MINIVMM_VMM_GUEST_CHAIN_H
+#ifndef MINIVMM_BASE_GUEST_CHAIN_H
+#define MINIVMM_BASE_GUEST_CHAIN_H
 
 #include <stdint.h>
 #include <sys/uio.h>

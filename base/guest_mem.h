@@ -5,14 +5,14 @@
  * structures) goes through guest_mem_ptr(), which refuses anything that is not
  * entirely inside one RAM region or whose length overflows. No other code does
  * arithmetic on guest addresses to form host pointers. */
-#ifndef MINIVMM_VMM_GUEST_MEM_H
-#define MINIVMM_VMM_GUEST_MEM_H
+#ifndef MINIVMM_BASE_GUEST_MEM_H
+#define MINIVMM_BASE_GUEST_MEM_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vmm/error.h"
+#include "base/error.h"
 
 /* Devices live in a hole below 4 GiB; RAM beyond the hole continues at 4 GiB. */
 #define GUEST_MMIO_HOLE_START 0xC0000000ULL

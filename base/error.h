@@ -3,8 +3,8 @@
  * Library functions never print and never exit; they fill a struct vmm_err
  * and return the negative errno, so that main() (or an embedding program)
  * decides what to print and how to stop. */
-#ifndef MINIVMM_VMM_ERROR_H
-#define MINIVMM_VMM_ERROR_H
+#ifndef MINIVMM_BASE_ERROR_H
+#define MINIVMM_BASE_ERROR_H
 
 #include <stddef.h>
 
