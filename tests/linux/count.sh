@@ -65,7 +65,7 @@ for v in "${variants[@]}"; do
 	# outer-init reads the variant's extra arguments from the cmdline, commas for spaces.
 	inner_args_vmm="${inner_args_vmm:-}${inner_args_vmm:+;}$name:$(echo "$args" | tr ' ' ',')"
 done
-outer=$work/count-outer.cpio
+outer=$out/outer.cpio
 "$repo/tests/linux/build-outer.sh" "${extra[@]}" "$outer" "$okver" "$kdir" "$inner_initrd" "$vmm" \
 	${deb_kernel:+"$deb_kernel" "$deb_initrd"} 2>"$logs/outer-build.log" ||
 	die "outer initramfs build failed, see $logs/outer-build.log"
