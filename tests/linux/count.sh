@@ -82,7 +82,8 @@ classify() {
 	local endl exitst
 	endl=$(echo "$seg" | grep -m 1 'OUTER: run-end')
 	exitst=$(echo "$endl" | sed -n 's/.* exit=\([^ ]*\).*/\1/p')
-	if echo "$seg" | grep -q "MINIVMM-RESULT: PASS .*token=$token-$case "; then
+	# The result line may be split by kernel messages printed meanwhile.
+	if echo "$seg" | grep -q "MINIVMM-RESULT:" && echo "$seg" | grep -q "PASS .*token=$token-$case "; then
 		[ "$exitst" = 0 ] && { echo pass; return; }
 		echo "passed, exit $exitst"; return
 	fi

@@ -145,13 +145,22 @@ print("minivmm stats (first line): %d/%d pairs, %d workers, ctrl %d/%d errors; "
 ' 2>/dev/null
 }
 
+# result_line LOG: the inner guest's "MINIVMM-RESULT: PASS|FAIL ..." line,
+# put back together when a kernel message was printed into the middle of it
+# ("MINIVMM-RESULT: [ 16.7] reboot: Power down" then "PASS token=...").
+result_line() {
+	awk '!found && /MINIVMM-RESULT: / { found = 1; rest = substr($0, index($0, "MINIVMM-RESULT: ") + 16)
+		if (rest ~ /^(PASS|FAIL) /) { print "MINIVMM-RESULT: " rest; exit } next }
+	     found && /^(PASS|FAIL) / { print "MINIVMM-RESULT: " $0; exit }' "$1"
+}
+
 # check_case CASE LOG RUNSTATUS SECONDS: turn a log into ok/FAIL.
 # RUNSTATUS is the status of the outer QEMU (nested) or of minivmm (direct).
 check_case() {
 	local c=$1 log=$2 st=$3 secs=$4 clean result exitline vexit reason=""
 	clean=$log.txt
 	tr -d '\r' < "$log" > "$clean"
-	result=$(grep -m 1 -o 'MINIVMM-RESULT: .*' "$clean")
+	result=$(result_line "$clean")
 	exitline=$(grep -m 1 -E "(OUTER|HOST): minivmm exit=[^ ]* case=$c( |$)" "$clean")
 	vexit=$(echo "$exitline" | sed -n 's/.*minivmm exit=\([^ ]*\).*/\1/p')
 	if [ "$mode" = nested ]; then
