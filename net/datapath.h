@@ -25,6 +25,7 @@ struct dp_read {
 	struct iovec iov[DP_READ_MAX_IOV];
 	unsigned nr_iov;
 	uint32_t capacity;                       /* bytes of guest buffers in iov */
+	bool full;                               /* no more chains fit (chain or iovec limit) */
 };
 
 struct dp_queue {
