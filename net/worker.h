@@ -44,6 +44,7 @@ struct net_worker {
 		uint64_t cpu_ns, voluntary_switches, involuntary_switches;
 	} final_usage;
 	char error[160];        /* why the loop ended early, if it did */
+	unsigned left_in_flight;  /* I/O operations the engine could not drain at stop */
 };
 
 /* Start a worker thread serving `qps`. */
@@ -61,6 +62,11 @@ struct net_worker_usage {
 	uint64_t involuntary_switches;
 };
 void net_worker_usage(const struct net_worker *w, struct net_worker_usage *u);
+
+/* Can this kernel run the io_uring engine? Checks what the engine relies on
+ * (IORING_ASYNC_CANCEL_ANY, Linux 5.19) so that a missing feature is one line
+ * at start-up, not a worker that dies at DRIVER_OK. */
+int net_uring_probe(struct vmm_err *err);
 
 /* Engines: run until stop_fd fires. Return 0, or -errno with w->error set. */
 int net_worker_run_uring(struct net_worker *w);

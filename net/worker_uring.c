@@ -24,9 +24,14 @@
 #include <string.h>
 #include <time.h>
 
-#define URING_ENTRIES   512
 #define URING_RX_READS  32     /* reads posted per queue pair */
 #define URING_TX_BATCH  64     /* writes in flight per queue pair */
+/* Operations one queue pair can have in flight at once: its reads and
+ * writes, a read on each kick eventfd, an RX poll with its linked timeout
+ * (or the retry timer), and a cancel. The ring is sized from this, so an SQE
+ * is always there when asked for and the CQ can never overflow. */
+#define URING_OPS_PER_QP (URING_RX_READS + URING_TX_BATCH + 2 + 2 + 1)
+#define URING_OPS_LOOP   2     /* the stop read and the final cancel */
 
 enum op_type { OP_RX_READ = 1, OP_TX_WRITE, OP_RX_KICK, OP_TX_KICK, OP_STOP, OP_CANCEL, OP_RX_POLL,
 	       OP_RX_RETRY, OP_RX_POLL_TIMEOUT };
@@ -66,6 +71,10 @@ struct uring_loop {
 	bool stopping;
 };
 
+/* An SQE for one more operation. The ring holds every operation the loop
+ * can have in flight (URING_OPS_PER_QP), so this fails only if the kernel
+ * refuses to take the queued ones; the caller then leaves the work where it
+ * is (a TX frame stays in the guest's ring) and retries on the next pass. */
 static struct io_uring_sqe *loop_sqe(struct uring_loop *l)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&l->ring);
@@ -76,6 +85,15 @@ static struct io_uring_sqe *loop_sqe(struct uring_loop *l)
 	if (sqe)
 		l->outstanding++;
 	return sqe;
+}
+
+/* Is there room to queue n more operations (flushing the queue if need be)? */
+static bool loop_has_room(struct uring_loop *l, unsigned n)
+{
+	if (io_uring_sq_space_left(&l->ring) >= n)
+		return true;
+	io_uring_submit(&l->ring);
+	return io_uring_sq_space_left(&l->ring) >= n;
 }
 
 static void arm_read_u64(struct uring_loop *l, int fd, uint64_t *buf, uint64_t tag)
@@ -92,16 +110,14 @@ static void uring_tx(struct uring_loop *l, unsigned i)
 {
 	struct uring_qp *uq = &l->q[i];
 	struct dp_queue *dp = l->w->qp[i]->dp;
-	while (uq->nr_tx_free) {
+	/* Room for the write is made sure of before the frame leaves the
+	 * guest's ring: a frame popped is a frame written. */
+	while (uq->nr_tx_free && loop_has_room(l, 1)) {
 		uint16_t slot = uq->tx_free[uq->nr_tx_free - 1];
 		struct guest_chain *c = &uq->tx[slot];
 		if (dp_tx_pop(dp, c) <= 0)
 			return;
 		struct io_uring_sqe *sqe = loop_sqe(l);
-		if (!sqe) {
-			dp_tx_complete(dp, c, -EAGAIN);
-			return;
-		}
 		uq->nr_tx_free--;
 		io_uring_prep_writev(sqe, dp->qp->fd, c->iov, c->nr_readable, 0);
 		io_uring_sqe_set_data64(sqe, op_pack(OP_TX_WRITE, i, slot));
@@ -191,16 +207,12 @@ static void uring_rx(struct uring_loop *l, unsigned i)
 		uring_arm_poll(l, i);
 		return;
 	}
-	while (uq->nr_read_free) {
+	while (uq->nr_read_free && loop_has_room(l, 1)) {
 		uint16_t slot = uq->read_free[uq->nr_read_free - 1];
 		struct dp_read *r = &uq->read[slot];
 		if (dp_rx_prepare(dp, r) <= 0)
 			return;
 		struct io_uring_sqe *sqe = loop_sqe(l);
-		if (!sqe) {
-			dp_rx_complete(dp, r, -EAGAIN);
-			return;
-		}
 		uq->nr_read_free--;
 		uq->rx_batch++;
 		io_uring_prep_readv(sqe, dp->qp->fd, r->iov, r->nr_iov, 0);
@@ -324,7 +336,9 @@ static int uring_setup(struct uring_loop *l, struct net_worker *w)
 {
 	memset(l, 0, sizeof(*l));
 	l->w = w;
-	int rc = io_uring_queue_init(URING_ENTRIES, &l->ring, 0);
+	unsigned ops = w->nr_qps * URING_OPS_PER_QP + URING_OPS_LOOP;
+	struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE, .cq_entries = ops };
+	int rc = io_uring_queue_init_params(ops, &l->ring, &p);
 	if (rc < 0) {
 		snprintf(w->error, sizeof(w->error), "io_uring_queue_init: %s", strerror(-rc));
 		return rc;
@@ -348,7 +362,14 @@ static int uring_setup(struct uring_loop *l, struct net_worker *w)
 }
 
 /* Cancel everything and wait for it: after this no read can land in guest
- * memory, which the guest may reuse after a reset. */
+ * memory, which the guest may reuse after a reset. io_uring_submit_and_wait
+ * returns -errno (it does not set errno): a signal (-EINTR) or a busy
+ * completion queue (-EBUSY, -EAGAIN) only means "wait again". Anything else
+ * is a broken ring; we keep trying for a while, then give up and say so
+ * (w->left_in_flight): returning early would let a late read write into
+ * memory the guest owns again. */
+#define DRAIN_GIVE_UP_NS (10ull * 1000000000ull)
+
 static void uring_drain(struct uring_loop *l)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&l->ring);
@@ -357,13 +378,44 @@ static void uring_drain(struct uring_loop *l)
 		io_uring_sqe_set_data64(sqe, op_pack(OP_CANCEL, 0, 0));
 		l->outstanding++;
 	}
+	uint64_t give_up = 0;
 	while (l->outstanding) {
-		struct io_uring_cqe *cqe;
-		if (io_uring_submit_and_wait(&l->ring, 1) < 0 && errno != EINTR)
+		int rc = io_uring_submit_and_wait(&l->ring, 1);
+		uring_reap(l);
+		if (rc >= 0 || rc == -EINTR || rc == -EBUSY || rc == -EAGAIN || rc == -ETIME)
+			continue;
+		if (!give_up) {
+			give_up = now_ns() + DRAIN_GIVE_UP_NS;
+			snprintf(l->w->error, sizeof(l->w->error), "io_uring drain: %s", strerror(-rc));
+		}
+		if (now_ns() > give_up)
 			break;
-		if (io_uring_peek_cqe(&l->ring, &cqe) == 0)
-			uring_reap(l);
+		struct timespec pause = { .tv_nsec = 1000000 };
+		nanosleep(&pause, NULL);
 	}
+	l->w->left_in_flight = l->outstanding;
+}
+
+int net_uring_probe(struct vmm_err *err)
+{
+	struct io_uring ring;
+	int rc = io_uring_queue_init(2, &ring, 0);
+	if (rc < 0)
+		return vmm_err_sys(err, -rc, "io_uring is not available (engine=epoll works without it)");
+	/* With nothing in flight, a supported CANCEL_ANY finds nothing (-ENOENT);
+	 * a kernel without it rejects the flag (-EINVAL). */
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
+	struct io_uring_cqe *cqe;
+	rc = io_uring_submit_and_wait(&ring, 1);
+	int res = rc < 0 ? rc : (io_uring_peek_cqe(&ring, &cqe) == 0 ? cqe->res : -EIO);
+	io_uring_queue_exit(&ring);
+	if (res == -EINVAL)
+		return vmm_err_set(err, ENOTSUP,
+				   "this kernel's io_uring lacks IORING_ASYNC_CANCEL_ANY (Linux 5.19 or later); use --net engine=epoll");
+	if (res < 0 && res != -ENOENT)
+		return vmm_err_sys(err, -res, "io_uring probe");
+	return 0;
 }
 
 int net_worker_run_uring(struct net_worker *w)

@@ -408,6 +408,11 @@ int virtio_net_create(struct virtio_net **out, unsigned index, const struct mini
 		n->backend.fd[q] = -1;
 	*out = n;
 
+	if (cfg->engine == MINIVMM_ENGINE_URING) {
+		int prc = net_uring_probe(err);
+		if (prc)
+			return prc;
+	}
 	n->backend.ops = cfg->backend == MINIVMM_NET_PACKET ? &packet_backend_ops : &tap_backend_ops;
 	n->backend.nr_queues = cfg->queues;
 	n->backend.mtu = cfg->mtu;
