@@ -285,7 +285,11 @@ static int vnet_activate_locked(struct virtio_net *n, uint64_t features, struct 
 	if (n->activated)
 		return 0;   /* the transport activates once per reset; be sure */
 	unsigned pairs = vnet_ready_pairs(n, (features & F(VIRTIO_NET_F_MQ)) ? n->nr_pairs : 1);
-	bool ctrl = features & F(VIRTIO_NET_F_CTRL_VQ);
+	/* A driver may leave queues it does not use unset (Linux's virtio core
+	 * skips queues it has no name for, and QEMU accepts it): a control
+	 * queue negotiated but never made ready is simply not served. */
+	bool ctrl = (features & F(VIRTIO_NET_F_CTRL_VQ)) &&
+		    virtio_mmio_queue(n->transport, vnet_ctrl_queue(n->nr_pairs))->ready;
 	if (pairs == 0)
 		return vmm_err_set(err, EINVAL, "queue pair 0 not ready at DRIVER_OK");
 	int rc = 0;
