@@ -22,6 +22,12 @@ struct net_backend_ops {
 	/* Steer traffic to this queue or away from it (VQ_PAIRS_SET). */
 	int (*set_queue_active)(struct net_backend *b, unsigned q, bool active, struct vmm_err *err);
 	void (*close)(struct net_backend *b);
+	/* The interface can vanish (ip link del) and come back. present: is it
+	 * there (and up, where that matters) now? reopen: close every queue's
+	 * fd and open them again on it; then the caller re-applies offloads and
+	 * steering. */
+	bool (*present)(struct net_backend *b);
+	int (*reopen)(struct net_backend *b, struct vmm_err *err);
 	/* set_queue_active replaces fds (packet sockets leave and rejoin their
 	 * fanout group), so workers must be stopped around it. */
 	bool restart_to_steer;

@@ -2,8 +2,11 @@
 
 #include <errno.h>
 #include <linux/virtio_net.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct dp_queue *dp_queue_create(struct net_queue_pair *qp)
 {
@@ -52,6 +55,62 @@ static void dp_fail(struct dp_queue *q, void *ring)
 	dp_fail_why(q, q->ops->error(ring));
 }
 
+/* ---- messages ------------------------------------------------------------- */
+
+#define DP_LOG_INTERVAL_NS 1000000000ull
+
+static uint64_t dp_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void dp_log(struct dp_queue *q, const char *fmt, ...)
+{
+	const struct net_guest *g = q->qp->guest;
+	if (!g->log)
+		return;
+	uint64_t now = dp_now_ns();
+	if (now < q->log_limit.next_ns) {
+		q->log_limit.suppressed++;
+		return;
+	}
+	char msg[200], line[300];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (q->log_limit.suppressed)
+		snprintf(line, sizeof(line), "queue pair %u: %s (%u similar suppressed)", q->qp->index, msg,
+			 q->log_limit.suppressed);
+	else
+		snprintf(line, sizeof(line), "queue pair %u: %s", q->qp->index, msg);
+	q->log_limit.next_ns = now + DP_LOG_INTERVAL_NS;
+	q->log_limit.suppressed = 0;
+	g->log(g->opaque, line);
+}
+
+/* ---- backend faults --------------------------------------------------------- */
+
+bool dp_backend_error_is_fatal(int err)
+{
+	return err == EBADFD || err == ENXIO || err == ENODEV || err == ENETDOWN;
+}
+
+bool dp_backend_failed(struct dp_queue *q, int err)
+{
+	if (!dp_backend_error_is_fatal(err))
+		return false;
+	if (!q->backend_gone) {
+		q->backend_gone = true;
+		const struct net_guest *g = q->qp->guest;
+		if (g->backend_lost)
+			g->backend_lost(g->opaque, q->qp->index, -err);
+	}
+	return true;
+}
+
 /* ---- RX ------------------------------------------------------------------ */
 
 enum dp_take {
@@ -93,6 +152,8 @@ static enum dp_take dp_rx_take_chain(struct dp_queue *q, uint16_t *slot)
 			*slot = s;
 			return DP_TAKE_OK;
 		}
+		dp_log(q, "RX buffer (head %u) without a writable part of at least %u bytes: returned unused",
+		       q->rx_chain[s].head, q->qp->vnet_hdr_len);
 		q->ops->push(q->qp->rx.ring, q->rx_chain[s].head, 0);
 		q->rx_dirty = true;
 	}
@@ -367,6 +428,8 @@ int dp_tx_pop(struct dp_queue *q, struct guest_chain *c)
 			if (c->readable_len <= q->qp->vnet_hdr_len || c->nr_writable) {
 				/* No frame after the header, or writable parts in a
 				 * TX chain: not a frame. Return it and go on. */
+				dp_log(q, "TX chain (head %u) is not a frame (%u readable bytes, %u writable parts): returned unused",
+				       c->head, c->readable_len, c->nr_writable);
 				q->ops->push(q->qp->tx.ring, c->head, 0);
 				q->tx_dirty = true;
 				NET_STAT_ADD(q->qp, tx_errors, 1);
@@ -397,6 +460,16 @@ void dp_tx_complete(struct dp_queue *q, const struct guest_chain *c, ssize_t n)
 	}
 	NET_STAT_ADD(q->qp, tx_frames, 1);
 	NET_STAT_ADD(q->qp, tx_bytes, c->readable_len - q->qp->vnet_hdr_len);
+}
+
+void dp_tx_drop_all(struct dp_queue *q)
+{
+	struct guest_chain c;
+	while (dp_tx_pop(q, &c) > 0) {
+		q->ops->push(q->qp->tx.ring, c.head, 0);
+		q->tx_dirty = true;
+		NET_STAT_ADD(q->qp, tx_dropped, 1);
+	}
 }
 
 void dp_tx_kicked(struct dp_queue *q)

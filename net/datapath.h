@@ -45,6 +45,11 @@ struct dp_queue {
 	bool tx_waiting_kick;
 	bool rx_dirty, tx_dirty;                 /* used entries pushed, not yet published */
 	bool broken;
+	/* The backend fd failed for good (the interface is gone): no I/O on it
+	 * until the device reopens the backend and clears this (workers are
+	 * stopped then). TX frames are dropped meanwhile, RX buffers kept. */
+	bool backend_gone;
+	struct dp_log_limit { uint64_t next_ns; unsigned suppressed; } log_limit;
 };
 
 /* The data-path state of a queue pair outlives its worker threads (the
@@ -83,5 +88,21 @@ bool dp_flush(struct dp_queue *q);
 
 /* Give back every chain held (device reset): used with length 0. */
 void dp_rx_release_all(struct dp_queue *q);
+
+/* Does this I/O error mean the backend is gone for good (tap deleted:
+ * EBADFD; packet socket without its device: ENXIO, ENODEV, ENETDOWN)? */
+bool dp_backend_error_is_fatal(int err);
+
+/* The backend failed with -err: if fatal, stop using it (backend_gone) and
+ * tell the device once. Returns true if it was fatal. */
+bool dp_backend_failed(struct dp_queue *q, int err);
+
+/* While the backend is gone: take the guest's TX frames and drop them,
+ * counted, so its ring keeps moving. */
+void dp_tx_drop_all(struct dp_queue *q);
+
+/* A line for the user about this queue pair, at most one per second (the
+ * rest counted and mentioned in the next line that gets through). */
+void dp_log(struct dp_queue *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

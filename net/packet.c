@@ -317,12 +317,38 @@ static int packet_set_queue_active(struct net_backend *b, unsigned q, bool activ
 	return rc;
 }
 
+/* The interface exists and is up: a packet socket can be bound to it. */
+static bool packet_present(struct net_backend *b)
+{
+	unsigned ifindex = if_nametoindex(b->ifname);
+	if (!ifindex)
+		return false;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", b->ifname);
+	bool up = ioctl(fd, SIOCGIFFLAGS, &ifr) == 0 && (ifr.ifr_flags & IFF_UP);
+	close(fd);
+	return up;
+}
+
+/* New sockets on the interface that came back (its index may differ). */
+static int packet_reopen(struct net_backend *b, struct vmm_err *err)
+{
+	packet_close(b);
+	return packet_open(b, err);
+}
+
 const struct net_backend_ops packet_backend_ops = {
 	.kind = "packet",
 	.open = packet_open,
 	.set_offload = packet_set_offload,
 	.set_queue_active = packet_set_queue_active,
 	.close = packet_close,
+	.present = packet_present,
+	.reopen = packet_reopen,
 	.restart_to_steer = true,
 };
 

@@ -41,6 +41,12 @@ struct net_guest {
 	void (*fail)(void *opaque, const char *why);  /* ring broken: device needs reset */
 	/* RX filter (promiscuous mode, MAC tables): deliver a frame for dst? */
 	bool (*rx_accept)(void *opaque, const uint8_t *dst_mac);
+	/* The backend behind queue pair `qp` is gone (-errno: the interface was
+	 * deleted, its socket lost its device): the worker has stopped using its
+	 * fd. Called once per loss, from the worker thread. */
+	void (*backend_lost)(void *opaque, unsigned qp, int err);
+	/* One line for the user (rate-limited by the caller). */
+	void (*log)(void *opaque, const char *line);
 };
 
 /* Counters. Written only by the worker serving the pair (plain stores of
@@ -54,6 +60,7 @@ struct net_queue_stats {
 	uint64_t rx_dropped;       /* frames larger than the buffers they were read into */
 	uint64_t rx_filtered;      /* frames the guest's RX filter did not want */
 	uint64_t tx_errors, rx_errors;
+	uint64_t tx_dropped;       /* guest frames dropped while the backend was gone */
 	uint64_t backend_drops;    /* counted by the backend (packet socket) */
 };
 

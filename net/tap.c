@@ -189,10 +189,29 @@ static int tap_backend_set_queue_active(struct net_backend *b, unsigned q, bool 
 	return rc;
 }
 
+static bool tap_backend_present(struct net_backend *b)
+{
+	char path[96];
+	snprintf(path, sizeof(path), "/sys/class/net/%s", b->ifname);
+	return access(path, F_OK) == 0;
+}
+
+/* Attach to the tap again by name. It exists (present said so): a tap of the
+ * wrong kind is refused by tap_open_queue with its usual message. */
+static int tap_backend_reopen(struct net_backend *b, struct vmm_err *err)
+{
+	tap_backend_close(b);
+	int rc = tap_backend_open(b, err);
+	b->created = false;   /* whoever made the tap that is there now owns it */
+	return rc;
+}
+
 const struct net_backend_ops tap_backend_ops = {
 	.kind = "tap",
 	.open = tap_backend_open,
 	.set_offload = tap_backend_set_offload,
 	.set_queue_active = tap_backend_set_queue_active,
 	.close = tap_backend_close,
+	.present = tap_backend_present,
+	.reopen = tap_backend_reopen,
 };

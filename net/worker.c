@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -145,6 +146,15 @@ void net_worker_flush(struct net_worker *w)
 	}
 	if (any)
 		net_worker_signal(w, want);
+}
+
+int net_worker_fd_error(int fd)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0)
+		return err;
+	return errno == ENOTSOCK ? EBADFD : errno;
 }
 
 static uint64_t read_status_field(int tid, const char *field)

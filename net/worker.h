@@ -72,6 +72,11 @@ int net_uring_probe(struct vmm_err *err);
 int net_worker_run_uring(struct net_worker *w);
 int net_worker_run_epoll(struct net_worker *w);
 
+/* What a backend fd that polled POLLERR/POLLHUP has to say: its socket
+ * error (read and cleared), or EBADFD for a tap (a detached tap is the only
+ * way a tap fd polls an error). 0 if none. */
+int net_worker_fd_error(int fd);
+
 /* Publish every queue's used entries, then interrupt each device whose
  * queues asked for it, once: the end of every engine loop iteration. */
 void net_worker_flush(struct net_worker *w);

@@ -243,6 +243,8 @@ static void uring_complete(struct uring_loop *l, struct io_uring_cqe *cqe)
 	switch (op_type_of(d)) {
 	case OP_RX_READ:
 		dp_rx_complete(dp, &uq->read[slot], cqe->res);
+		if (cqe->res < 0)
+			dp_backend_failed(dp, -cqe->res);
 		uq->read_free[uq->nr_read_free++] = (uint16_t)slot;
 		uq->rx_batch--;
 		if (cqe->res == -EAGAIN)
@@ -250,6 +252,8 @@ static void uring_complete(struct uring_loop *l, struct io_uring_cqe *cqe)
 		break;
 	case OP_TX_WRITE:
 		dp_tx_complete(dp, &uq->tx[slot], cqe->res);
+		if (cqe->res < 0)
+			dp_backend_failed(dp, -cqe->res);
 		uq->tx_free[uq->nr_tx_free++] = (uint16_t)slot;
 		break;
 	case OP_RX_KICK:
@@ -270,6 +274,11 @@ static void uring_complete(struct uring_loop *l, struct io_uring_cqe *cqe)
 	case OP_RX_POLL:
 		uq->rx_poll_armed = false;   /* the next service pass consumes */
 		uq->ring_retries = RING_RETRIES;
+		if (cqe->res > 0 && (cqe->res & (POLLERR | POLLHUP))) {
+			int e = net_worker_fd_error(l->w->qp[i]->fd);
+			if (e && !dp_backend_failed(dp, e))
+				dp_log(dp, "backend error: %s", strerror(e));
+		}
 		break;
 	case OP_RX_RETRY:
 		uq->rx_poll_armed = false;
@@ -327,6 +336,10 @@ static void uring_service(struct uring_loop *l)
 			continue;
 		}
 		l->q[i].was_active = true;
+		if (l->w->qp[i]->dp->backend_gone) {
+			dp_tx_drop_all(l->w->qp[i]->dp);   /* no I/O on a dead fd */
+			continue;
+		}
 		uring_tx(l, i);
 		uring_rx(l, i);
 	}

@@ -47,7 +47,7 @@ static void vnet_config_bytes(const struct virtio_net *n, struct virtio_net_conf
 {
 	memset(c, 0, sizeof(*c));
 	memcpy(c->mac, n->mac, 6);
-	c->status = VIRTIO_NET_S_LINK_UP;
+	c->status = n->link_up ? VIRTIO_NET_S_LINK_UP : 0;
 	c->max_virtqueue_pairs = (uint16_t)n->nr_pairs;
 	c->mtu = n->mtu;
 }
@@ -100,6 +100,14 @@ static void vnet_signal(void *opaque)
 {
 	struct virtio_net *n = opaque;
 	virtio_mmio_signal_used(n->transport);
+}
+
+static void vnet_log(void *opaque, const char *line)
+{
+	struct virtio_net *n = opaque;
+	char full[360];
+	snprintf(full, sizeof(full), "net%u: %s", n->index, line);
+	machine_log(n->ev, full);
 }
 
 static void vnet_fail(void *opaque, const char *why)
@@ -183,7 +191,7 @@ static void vnet_free_datapaths(struct virtio_net *n)
 	}
 }
 
-static int vnet_start_workers(struct virtio_net *n, unsigned usable_pairs, struct vmm_err *err)
+int vnet_start_workers(struct virtio_net *n, unsigned usable_pairs, struct vmm_err *err)
 {
 	unsigned threads = n->cfg.threads ? n->cfg.threads : usable_pairs;
 	if (threads > usable_pairs)
@@ -212,7 +220,7 @@ static int vnet_start_workers(struct virtio_net *n, unsigned usable_pairs, struc
 	return 0;
 }
 
-static void vnet_stop_workers(struct virtio_net *n)
+void vnet_stop_workers(struct virtio_net *n)
 {
 	for (unsigned w = 0; w < n->nr_workers; w++) {
 		net_worker_stop(n->worker[w]);
@@ -407,7 +415,9 @@ int virtio_net_create(struct virtio_net **out, unsigned index, const struct mini
 	}
 	n->guest = (struct net_guest){ .ops = &vnet_ring_ops, .opaque = n,
 				       .signal = vnet_signal, .fail = vnet_fail,
-				       .rx_accept = vnet_rx_accept };
+				       .rx_accept = vnet_rx_accept, .backend_lost = vnet_backend_lost,
+				       .log = vnet_log };
+	n->link_wake_fd = n->link_stop_fd = -1;
 	for (unsigned q = 0; q < NET_BACKEND_MAX_QUEUES; q++)
 		n->backend.fd[q] = -1;
 	*out = n;
@@ -443,6 +453,9 @@ int virtio_net_create(struct virtio_net **out, unsigned index, const struct mini
 		return rc;
 	/* Until the guest negotiates MQ only the first pair is steered to. */
 	vnet_set_active_pairs(n, 1);
+	rc = vnet_link_start(n, err);
+	if (rc)
+		return rc;
 	char line[160];
 	snprintf(line, sizeof(line), "net%u: %s %s%s, %u queue pair%s, MAC %02x:%02x:%02x:%02x:%02x:%02x",
 		 index, n->backend.ops->kind, n->backend.ifname, n->backend.created ? " (created)" : "",
@@ -456,6 +469,7 @@ void virtio_net_destroy(struct virtio_net *n)
 {
 	if (!n)
 		return;
+	vnet_link_stop(n);   /* it may restart workers: before the reset */
 	if (n->transport)
 		virtio_mmio_destroy(n->transport);   /* resets the device first */
 	else

@@ -36,7 +36,7 @@ static void print_table(struct virtio_net *n, FILE *out)
 			p, rd(&s->rx_frames), rd(&s->rx_bytes), rd(&s->tx_frames), rd(&s->tx_bytes),
 			rd(&s->rx_kicks), rd(&s->tx_kicks), rd(&s->irqs), rd(&s->rx_no_buffer),
 			rd(&s->rx_dropped) + rd(&s->rx_filtered) + rd(&s->backend_drops),
-			rd(&s->rx_errors) + rd(&s->tx_errors), w ? w->cfg.name : "-");
+			rd(&s->rx_errors) + rd(&s->tx_errors) + rd(&s->tx_dropped), w ? w->cfg.name : "-");
 	}
 	for (unsigned w = 0; w < n->nr_workers; w++) {
 		struct net_worker_usage u;
@@ -52,9 +52,10 @@ static void print_table(struct virtio_net *n, FILE *out)
 static void print_json(struct virtio_net *n, FILE *out)
 {
 	fprintf(out, "{\"name\":\"net%u\",\"backend\":\"%s\",\"ifname\":\"%s\",\"engine\":\"%s\","
-		"\"queue_pairs\":%u,\"active_pairs\":%u,\"queues\":[",
+		"\"queue_pairs\":%u,\"active_pairs\":%u,\"link_up\":%s,\"queues\":[",
 		n->index, n->backend.ops->kind, n->backend.ifname,
-		n->cfg.engine == MINIVMM_ENGINE_EPOLL ? "epoll" : "uring", n->nr_pairs, n->active_pairs);
+		n->cfg.engine == MINIVMM_ENGINE_EPOLL ? "epoll" : "uring", n->nr_pairs, n->active_pairs,
+		n->link_up ? "true" : "false");
 	for (unsigned p = 0; p < n->nr_pairs; p++) {
 		const struct net_queue_stats *s = &n->qp[p].stats;
 		const struct net_worker *w = vnet_worker_for(n, p);
@@ -62,12 +63,13 @@ static void print_json(struct virtio_net *n, FILE *out)
 			",\"rx_bytes\":%" PRIu64 ",\"tx_frames\":%" PRIu64 ",\"tx_bytes\":%" PRIu64
 			",\"rx_kicks\":%" PRIu64 ",\"tx_kicks\":%" PRIu64 ",\"irqs\":%" PRIu64
 			",\"rx_no_buffer\":%" PRIu64 ",\"rx_dropped\":%" PRIu64 ",\"rx_filtered\":%" PRIu64
-			",\"backend_drops\":%" PRIu64 ",\"rx_errors\":%" PRIu64 ",\"tx_errors\":%" PRIu64 "}",
+			",\"backend_drops\":%" PRIu64 ",\"rx_errors\":%" PRIu64 ",\"tx_errors\":%" PRIu64
+			",\"tx_dropped\":%" PRIu64 "}",
 			p ? "," : "", p, net_qp_active(&n->qp[p]) ? "true" : "false",
 			w ? w->cfg.name : "", rd(&s->rx_frames), rd(&s->rx_bytes), rd(&s->tx_frames),
 			rd(&s->tx_bytes), rd(&s->rx_kicks), rd(&s->tx_kicks), rd(&s->irqs),
 			rd(&s->rx_no_buffer), rd(&s->rx_dropped), rd(&s->rx_filtered),
-			rd(&s->backend_drops), rd(&s->rx_errors), rd(&s->tx_errors));
+			rd(&s->backend_drops), rd(&s->rx_errors), rd(&s->tx_errors), rd(&s->tx_dropped));
 	}
 	fprintf(out, "],\"workers\":[");
 	for (unsigned w = 0; w < n->nr_workers; w++) {
