@@ -2,6 +2,7 @@
 
 #include "net/backend.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/if_tun.h>
@@ -146,6 +147,36 @@ static void tap_backend_close(struct net_backend *b)
 	}
 }
 
+/* Queues attached to the tap now, from sysfs (the kernel lists one rx-N per
+ * attached queue); -1 if it cannot tell. */
+static int tap_attached_queues(const char *name)
+{
+	char path[96];
+	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", name);
+	DIR *d = opendir(path);
+	if (!d)
+		return -1;
+	int n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		n += strncmp(e->d_name, "rx-", 3) == 0;
+	closedir(d);
+	return n;
+}
+
+/* A multiqueue tap takes any number of attachments without a word: a second
+ * VMM (or anything else) on the same tap would silently get half of our
+ * frames, with our MAC. Refuse it once our queues are attached. */
+static int tap_check_not_shared(struct net_backend *b, struct vmm_err *err)
+{
+	int attached = tap_attached_queues(b->ifname);
+	if (attached < 0 || (unsigned)attached <= b->nr_queues)
+		return 0;
+	return vmm_err_set(err, EBUSY,
+			   "tap '%s' already has %u queue%s attached by another process; sharing a multiqueue tap splits its frames between both (use a tap of its own)",
+			   b->ifname, (unsigned)attached - b->nr_queues,
+			   (unsigned)attached - b->nr_queues == 1 ? "" : "s");
+}
+
 static int tap_backend_open(struct net_backend *b, struct vmm_err *err)
 {
 	bool multi = b->nr_queues > 1;
@@ -165,6 +196,11 @@ static int tap_backend_open(struct net_backend *b, struct vmm_err *err)
 			return fd;
 		}
 		b->fd[q] = fd;
+	}
+	int rc = multi ? tap_check_not_shared(b, err) : 0;
+	if (rc) {
+		tap_backend_close(b);
+		return rc;
 	}
 	b->created = !existed;
 	b->guest_gso = true;
