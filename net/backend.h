@@ -48,6 +48,7 @@ struct net_backend {
 	/* packet backend */
 	unsigned mtu;            /* the guest's MTU: the interface must carry it */
 	unsigned fanout;         /* PACKET_FANOUT_* type */
+	int fanout_id;           /* the group the kernel gave us, -1 before the first join */
 	unsigned ifindex;
 	bool rx_ring;            /* TPACKET_V3 ring (else readv per frame) */
 	bool qdisc_bypass;

@@ -192,6 +192,30 @@ static int packet_setup_ring(struct net_backend *b, unsigned q, struct vmm_err *
 	return 0;
 }
 
+/* One fanout group per device. The kernel picks a group id no one else
+ * uses (PACKET_FANOUT_FLAG_UNIQUEID) for the first socket to join; the
+ * others join that id. An id made up from the pid would put two devices of
+ * one process (two VMs, or two --net on one interface) in the same group,
+ * mixing their traffic. The group outlives a member leaving (VQ_PAIRS_SET)
+ * as long as one remains, and queue 0 always does. */
+static int packet_join_fanout(struct net_backend *b, int fd, struct vmm_err *err)
+{
+	if (b->fanout_id < 0) {
+		int arg = (int)(((unsigned)b->fanout | PACKET_FANOUT_FLAG_UNIQUEID) << 16);
+		if (setopt(fd, PACKET_FANOUT, arg) < 0)
+			return vmm_err_sys(err, errno, "packet backend: PACKET_FANOUT with a unique id");
+		int val = 0;
+		socklen_t len = sizeof(val);
+		if (getsockopt(fd, SOL_PACKET, PACKET_FANOUT, &val, &len) < 0)
+			return vmm_err_sys(err, errno, "packet backend: reading the fanout group id");
+		b->fanout_id = val & 0xffff;
+		return 0;
+	}
+	if (setopt(fd, PACKET_FANOUT, b->fanout_id | ((int)b->fanout << 16)) < 0)
+		return vmm_err_sys(err, errno, "packet backend: joining fanout group %d", b->fanout_id);
+	return 0;
+}
+
 /* Every queue's socket: vnet headers, ring, bound, in the fanout group. */
 static int packet_open_queue(struct net_backend *b, unsigned q, unsigned ifindex,
 			     struct vmm_err *err)
@@ -225,12 +249,8 @@ static int packet_open_queue(struct net_backend *b, unsigned q, unsigned ifindex
 	struct packet_mreq mr = { .mr_ifindex = (int)ifindex, .mr_type = PACKET_MR_PROMISC };
 	if (setsockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof(mr)) < 0)
 		return vmm_err_sys(err, errno, "packet backend: promiscuous mode on '%s'", b->ifname);
-	if (b->nr_queues > 1) {
-		/* One group per VMM process and device: id from pid and ifindex. */
-		int id = (int)(((unsigned)getpid() ^ (ifindex << 8)) & 0xffff);
-		if (setopt(fd, PACKET_FANOUT, id | ((int)b->fanout << 16)) < 0)
-			return vmm_err_sys(err, errno, "packet backend: PACKET_FANOUT");
-	}
+	if (b->nr_queues > 1)
+		return packet_join_fanout(b, fd, err);
 	return 0;
 }
 
@@ -268,6 +288,7 @@ static int packet_open(struct net_backend *b, struct vmm_err *err)
 {
 	for (unsigned q = 0; q < b->nr_queues; q++)
 		b->fd[q] = -1;
+	b->fanout_id = -1;   /* a new group on (re)open: the old one left with its sockets */
 	int rc = 0;
 	for (unsigned q = 0; q < b->nr_queues && rc == 0; q++) {
 		rc = packet_socket(b, q, err);
