@@ -1,5 +1,7 @@
 #include "net/datapath.h"
 
+#include "net/gso.h"
+
 #include <errno.h>
 #include <linux/virtio_net.h>
 #include <stdarg.h>
@@ -35,6 +37,7 @@ void dp_queue_free(struct dp_queue *q)
 {
 	if (!q)
 		return;
+	free(q->gso_scratch);
 	free(q->rx_chain);
 	free(q->rx_free);
 	free(q->rx_empty);
@@ -302,6 +305,20 @@ static bool dp_read_peek(const struct dp_read *r, size_t off, uint8_t *out, size
 	return len == 0;
 }
 
+/* Why a frame bigger than the guest's buffers came: a GSO frame for a guest
+ * without TSO can only come from a packet socket read with rx=recv (the
+ * ring path cuts those; a tap sends GSO frames only to a guest with TSO). */
+static void dp_rx_explain_oversized(struct dp_queue *q, const struct dp_read *r, uint32_t n)
+{
+	uint8_t gso_type = 0;
+	if (dp_read_peek(r, offsetof(struct virtio_net_hdr_v1, gso_type), &gso_type, 1) &&
+	    gso_type != VIRTIO_NET_HDR_GSO_NONE)
+		dp_log(q, "%u-byte GSO frame for a guest without TSO dropped: reads straight into guest "
+		       "buffers cannot cut it (packet backend: use rx=ring)", n);
+	else
+		dp_log(q, "%u-byte frame larger than the guest's %u bytes of buffers dropped", n, r->capacity);
+}
+
 static bool dp_rx_wanted(struct dp_queue *q, const struct dp_read *r)
 {
 	const struct net_guest *g = q->qp->guest;
@@ -341,6 +358,8 @@ void dp_rx_complete(struct dp_queue *q, struct dp_read *r, ssize_t n)
 			NET_STAT_ADD(q->qp, rx_errors, 1);
 		else if (n >= 0)
 			NET_STAT_ADD(q->qp, rx_dropped, 1);   /* runt, or bigger than the buffers */
+		if (n > 0 && (uint32_t)n > r->capacity)
+			dp_rx_explain_oversized(q, r, (uint32_t)n);
 		for (unsigned i = 0; i < r->nr_chains; i++)
 			dp_rx_return_chain(q, r->slot[i]);
 		r->nr_chains = 0;
@@ -393,6 +412,51 @@ int dp_rx_deliver(struct dp_queue *q, const uint8_t *frame, uint32_t len)
 		dp_rx_copy_in(&r, frame, len);
 	q->rx_reads_inflight++;   /* dp_rx_complete accounts one finished read */
 	dp_rx_complete(q, &r, (ssize_t)len);   /* bigger than the buffers: dropped, counted */
+	return 1;
+}
+
+struct dp_gso_emit_ctx {
+	struct dp_queue *q;
+	unsigned *done;
+	int rc;           /* what dp_rx_deliver said when it stopped us */
+};
+
+static int dp_gso_emit(void *opaque, const uint8_t *frame, uint32_t len)
+{
+	struct dp_gso_emit_ctx *c = opaque;
+	int rc = dp_rx_deliver(c->q, frame, len);
+	if (rc <= 0) {
+		c->rc = rc;
+		return 0;
+	}
+	(*c->done)++;
+	return 1;
+}
+
+int dp_rx_deliver_frame(struct dp_queue *q, const uint8_t *frame, uint32_t len, unsigned *segs_done)
+{
+	const struct net_queue_pair *qp = q->qp;
+	struct virtio_net_hdr_v1 h = { .gso_type = VIRTIO_NET_HDR_GSO_NONE };
+	if (len >= sizeof(h))
+		memcpy(&h, frame, sizeof(h));
+	if (gso_guest_takes(h.gso_type, qp->guest_tso4, qp->guest_tso6, qp->guest_ecn))
+		return dp_rx_deliver(q, frame, len);
+	if (!q->gso_scratch)
+		q->gso_scratch = malloc(DP_GSO_SCRATCH);
+	struct dp_gso_emit_ctx c = { .q = q, .done = segs_done, .rc = 1 };
+	int n = q->gso_scratch ? gso_segment(frame, len, *segs_done, q->gso_scratch, DP_GSO_SCRATCH,
+					     dp_gso_emit, &c)
+			       : -ENOMEM;
+	if (n < 0) {
+		NET_STAT_ADD(q->qp, rx_dropped, 1);
+		dp_log(q, "GSO frame (type %u, %u bytes) that the guest cannot take and minivmm cannot cut: dropped",
+		       h.gso_type, len);
+	} else if (n == 0) {
+		return c.rc;   /* out of guest buffers (0) or a broken ring (-1): resume later */
+	} else {
+		NET_STAT_ADD(q->qp, rx_gso_cut, 1);
+	}
+	*segs_done = 0;
 	return 1;
 }
 

@@ -50,7 +50,10 @@ struct dp_queue {
 	 * stopped then). TX frames are dropped meanwhile, RX buffers kept. */
 	bool backend_gone;
 	struct dp_log_limit { uint64_t next_ns; unsigned suppressed; } log_limit;
+	uint8_t *gso_scratch;                    /* DP_GSO_SCRATCH, allocated on first use */
 };
+
+#define DP_GSO_SCRATCH (DP_DISCARD_BYTES + 256)
 
 /* The data-path state of a queue pair outlives its worker threads (the
  * device restarts workers when it reconfigures), so buffers held for the
@@ -71,6 +74,13 @@ void dp_rx_complete(struct dp_queue *q, struct dp_read *r, ssize_t n);
  * guest buffers: 1 delivered (or dropped and counted), 0 the guest has no
  * buffers (RX kicks enabled: call again after the RX kick), -1 broken. */
 int dp_rx_deliver(struct dp_queue *q, const uint8_t *frame, uint32_t len);
+
+/* The same for a frame that may be GSO (a packet socket's): one the guest
+ * cannot take as it is gets cut into segments (net/gso.h), each delivered;
+ * *segs_done counts those delivered so a call that ran out of guest buffers
+ * (returned 0) resumes where it stopped. It goes back to 0 when the frame is
+ * done (returned 1). */
+int dp_rx_deliver_frame(struct dp_queue *q, const uint8_t *frame, uint32_t len, unsigned *segs_done);
 
 /* Next TX chain: 1, 0 when the ring is empty (TX kicks enabled), -1 broken. */
 int dp_tx_pop(struct dp_queue *q, struct guest_chain *c);

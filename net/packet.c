@@ -95,7 +95,8 @@ static int ring_deliver_frame(struct pkt_ring *r, struct dp_queue *dp, struct tp
 	}
 	uint8_t *hdr = ring_frame_header(h);
 	struct virtio_net_hdr_v1 *vh = (struct virtio_net_hdr_v1 *)hdr;
-	if (!r->guest_csum && (vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM)) {
+	if (!r->guest_csum && vh->gso_type == VIRTIO_NET_HDR_GSO_NONE &&
+	    (vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM)) {
 		if (!pkt_fix_checksum(hdr + VNET_HDR_LEN, h->tp_snaplen, vh->csum_start,
 				      vh->csum_offset)) {
 			NET_STAT_ADD(dp->qp, rx_dropped, 1);
@@ -103,12 +104,11 @@ static int ring_deliver_frame(struct pkt_ring *r, struct dp_queue *dp, struct tp
 		}
 		vh->flags &= (uint8_t)~VIRTIO_NET_HDR_F_NEEDS_CSUM;
 	}
-	if (vh->gso_type != VIRTIO_NET_HDR_GSO_NONE && !dp->qp->guest_gso) {
-		NET_STAT_ADD(dp->qp, rx_dropped, 1);   /* a GSO frame the guest cannot take */
-		return 1;
-	}
 	vh->num_buffers = 0;
-	return dp_rx_deliver(dp, hdr, VNET_HDR_LEN + h->tp_snaplen);
+	/* A GSO frame (after GRO, or a host TCP segment passed on by a veth
+	 * or bridge) goes as it is to a guest with TSO, else cut in segments
+	 * (each with full checksums). */
+	return dp_rx_deliver_frame(dp, hdr, VNET_HDR_LEN + h->tp_snaplen, &r->gso_done);
 }
 
 int pkt_ring_consume(struct pkt_ring *r, struct dp_queue *dp)
@@ -299,8 +299,9 @@ static int packet_open(struct net_backend *b, struct vmm_err *err)
 	}
 	if (rc)
 		packet_close(b);
-	/* Ring frames are MTU-sized: no GSO frames towards the guest. */
-	b->guest_gso = false;
+	/* TPACKET_V3 frames may fill a block (128 KiB) and recv reads into
+	 * guest chains: a 64 KiB GSO frame fits either way. */
+	b->guest_gso = true;
 	return rc;
 }
 

@@ -59,6 +59,7 @@ struct net_queue_stats {
 	uint64_t rx_no_buffer;     /* times RX stopped for lack of guest buffers */
 	uint64_t rx_dropped;       /* frames larger than the buffers they were read into */
 	uint64_t rx_filtered;      /* frames the guest's RX filter did not want */
+	uint64_t rx_gso_cut;       /* GSO frames cut into segments for a guest without TSO */
 	uint64_t tx_errors, rx_errors;
 	uint64_t tx_dropped;       /* guest frames dropped while the backend was gone */
 	uint64_t backend_drops;    /* counted by the backend (packet socket) */
@@ -73,6 +74,7 @@ struct net_queue_pair {
 	uint32_t rx_frame_max;     /* header + largest frame the backend may deliver */
 	bool mrg_rxbuf;            /* a frame may span several RX chains */
 	bool guest_gso;            /* the guest takes GSO frames (GUEST_TSO*) */
+	bool guest_tso4, guest_tso6, guest_ecn;   /* which ones (GUEST_TSO4/6, GUEST_ECN) */
 	struct pkt_ring *rx_ring;  /* packet backend, rx=ring: frames come from here */
 	struct dp_queue *dp;       /* data-path state, kept across worker restarts */
 	uint16_t rx_ring_size;     /* chains the guest can post at most */

@@ -169,6 +169,9 @@ static void vnet_setup_pair(struct virtio_net *n, unsigned p, uint64_t features)
 	qp->rx_frame_max = vnet_rx_frame_max(n, features);
 	qp->mrg_rxbuf = features & F(VIRTIO_NET_F_MRG_RXBUF);
 	qp->guest_gso = features & (F(VIRTIO_NET_F_GUEST_TSO4) | F(VIRTIO_NET_F_GUEST_TSO6));
+	qp->guest_tso4 = features & F(VIRTIO_NET_F_GUEST_TSO4);
+	qp->guest_tso6 = features & F(VIRTIO_NET_F_GUEST_TSO6);
+	qp->guest_ecn = features & F(VIRTIO_NET_F_GUEST_ECN);
 	qp->rx_ring_size = n->vq[vnet_rx_queue(p)].size;
 	qp->active = false;
 }

@@ -64,12 +64,12 @@ static void print_json(struct virtio_net *n, FILE *out)
 			",\"rx_kicks\":%" PRIu64 ",\"tx_kicks\":%" PRIu64 ",\"irqs\":%" PRIu64
 			",\"rx_no_buffer\":%" PRIu64 ",\"rx_dropped\":%" PRIu64 ",\"rx_filtered\":%" PRIu64
 			",\"backend_drops\":%" PRIu64 ",\"rx_errors\":%" PRIu64 ",\"tx_errors\":%" PRIu64
-			",\"tx_dropped\":%" PRIu64 "}",
+			",\"tx_dropped\":%" PRIu64 ",\"rx_gso_cut\":%" PRIu64 "}",
 			p ? "," : "", p, net_qp_active(&n->qp[p]) ? "true" : "false",
 			w ? w->cfg.name : "", rd(&s->rx_frames), rd(&s->rx_bytes), rd(&s->tx_frames),
 			rd(&s->tx_bytes), rd(&s->rx_kicks), rd(&s->tx_kicks), rd(&s->irqs),
 			rd(&s->rx_no_buffer), rd(&s->rx_dropped), rd(&s->rx_filtered),
-			rd(&s->backend_drops), rd(&s->rx_errors), rd(&s->tx_errors), rd(&s->tx_dropped));
+			rd(&s->backend_drops), rd(&s->rx_errors), rd(&s->tx_errors), rd(&s->tx_dropped), rd(&s->rx_gso_cut));
 	}
 	fprintf(out, "],\"workers\":[");
 	for (unsigned w = 0; w < n->nr_workers; w++) {
