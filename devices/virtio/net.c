@@ -263,8 +263,12 @@ int vnet_set_active_pairs(struct virtio_net *n, unsigned k)
 		struct vmm_err e = { 0 };
 		if (n->backend.ops->set_queue_active(&n->backend, p, p < k, &e) < 0)
 			vnet_log_error(n, "cannot steer the backend", &e);
-		n->qp[p].fd = n->backend.fd[p];
-		n->qp[p].rx_ring = n->backend.ring[p];
+		/* Running workers own qp->fd; only a backend that restarts them
+		 * changes fds (and then they are stopped here). */
+		if (!n->activated || restart) {
+			n->qp[p].fd = n->backend.fd[p];
+			n->qp[p].rx_ring = n->backend.ring[p];
+		}
 		__atomic_store_n(&n->qp[p].active, p < k && n->activated, __ATOMIC_RELEASE);
 	}
 	n->active_pairs = k;

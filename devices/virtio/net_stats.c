@@ -80,8 +80,8 @@ static void print_json(struct virtio_net *n, FILE *out)
 			w ? "," : "", n->worker[w]->cfg.name, n->worker[w]->cfg.cpu,
 			n->worker[w]->nr_qps, u.cpu_ns, u.voluntary_switches, u.involuntary_switches);
 	}
-	fprintf(out, "],\"ctrl_commands\":%" PRIu64 ",\"ctrl_errors\":%" PRIu64 "}", n->ctrl_commands,
-		n->ctrl_errors);
+	fprintf(out, "],\"ctrl_commands\":%" PRIu64 ",\"ctrl_errors\":%" PRIu64 "}", rd(&n->ctrl_commands),
+		rd(&n->ctrl_errors));
 }
 
 void virtio_net_print_stats(struct virtio_net *n, FILE *out, bool json, bool first)

@@ -1,4 +1,5 @@
 #include <criterion/criterion.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "devices/serial.h"
@@ -24,6 +25,7 @@ static int record_irq(void *o, unsigned gsi, int level)
 
 static void uart_open(struct uart *u)
 {
+	memset(u, 0, sizeof(*u));
 	cr_assert_eq(pipe(u->pipe_out), 0);
 	u->ev = (struct machine){ .opaque = u, .request_stop = no_stop, .log = no_log,
 				  .set_irq = record_irq };
