@@ -19,20 +19,22 @@
 #define PC_UART_CLOCK_HZ  1843200   /* 115200 baud at divisor 1 */
 #define APIC_WINDOW       0x1000
 
-static int vm_describe(const struct minivmm *vm, struct fdt_machine *m, struct vmm_err *err)
+_Static_assert(GUEST_MEM_MAX_REGIONS <= FDT_MAX_MEM_REGIONS && MINIVMM_MAX_CPUS <= FDT_MAX_CPUS &&
+	       MINIVMM_MAX_NETS <= FDT_MAX_VIRTIO_MMIO,
+	       "the device tree holds every RAM region, vCPU and network device a VM can have");
+
+static void vm_describe(const struct minivmm *vm, struct fdt_machine *m)
 {
 	memset(m, 0, sizeof(*m));
 	m->model = "minivmm";
 	m->compatible = "minivmm,x86-64";
-	for (unsigned i = 0; i < vm->mem.nr_regions && i < FDT_MAX_MEM_REGIONS; i++)
+	for (unsigned i = 0; i < vm->mem.nr_regions; i++)
 		m->mem[m->nr_mem++] = (struct fdt_range){ vm->mem.region[i].gpa, vm->mem.region[i].size };
 	/* The firmware area below 1 MiB (EBDA with the MP table, the VGA hole,
 	 * ACPI tables, the BIOS area) is RAM to KVM but not the guest's to use;
 	 * the e820 map says the same. */
 	m->reserved[m->nr_reserved++] = (struct fdt_range){ BOOT_EBDA_START,
 							    BOOT_KERNEL_MIN - BOOT_EBDA_START };
-	if (vm->ncpus > FDT_MAX_CPUS)
-		return vmm_err_set(err, EINVAL, "%u vCPUs: the device tree holds %d", vm->ncpus, FDT_MAX_CPUS);
 	m->ncpus = vm->ncpus;
 	for (unsigned i = 0; i < vm->ncpus; i++)
 		m->cpu_id[i] = i;   /* APIC ID = vCPU index (cpu_x86.c, mptable.c) */
@@ -47,7 +49,7 @@ static int vm_describe(const struct minivmm *vm, struct fdt_machine *m, struct v
 		.clock_hz = PC_UART_CLOCK_HZ,
 		.irq = { MINIVMM_IRQ_COM1, FDT_IRQ_EDGE_RISING },
 	};
-	for (unsigned i = 0; i < vm->nr_nets && i < FDT_MAX_VIRTIO_MMIO; i++) {
+	for (unsigned i = 0; i < vm->nr_nets; i++) {
 		const struct virtio_mmio *t = vm->net[i]->transport;
 		/* irqfd pulses the line: edge-triggered, active high. */
 		m->virtio_mmio[m->nr_virtio_mmio++] = (struct fdt_virtio_mmio){
@@ -56,7 +58,6 @@ static int vm_describe(const struct minivmm *vm, struct fdt_machine *m, struct v
 		};
 	}
 	m->bootargs = cmdline_str(&vm->cmdline);
-	return 0;
 }
 
 int vm_build_dtb(struct minivmm *vm, struct vmm_err *err)
@@ -64,17 +65,19 @@ int vm_build_dtb(struct minivmm *vm, struct vmm_err *err)
 	struct fdt_machine *m = malloc(sizeof(*m));
 	void *blob = malloc(BOOT_FDT_MAX);
 	int rc = m && blob ? 0 : vmm_err_set(err, ENOMEM, "out of memory for the device tree");
-	if (rc == 0)
-		rc = vm_describe(vm, m, err);
-	if (rc == 0)
+	if (rc == 0) {
+		vm_describe(vm, m);
 		rc = fdt_build(m, blob, BOOT_FDT_MAX, err);
+	}
 	free(m);
 	if (rc < 0) {
 		free(blob);
 		return rc;
 	}
+	/* Keep only the tree, not the 64 KiB it was built in. */
+	void *fit = realloc(blob, (size_t)rc);
 	free(vm->fdt);
-	vm->fdt = blob;
+	vm->fdt = fit ? fit : blob;
 	vm->fdt_size = (size_t)rc;
 	return 0;
 }
