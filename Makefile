@@ -25,7 +25,7 @@ CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wpointer-arith \
            -Wmissing-prototypes -Wstrict-prototypes -Wformat=2 \
            -D_GNU_SOURCE -I. -Iinclude -MMD -MP \
            -DMINIVMM_VERSION='"$(VERSION)"'
-LDLIBS  += -luring -lpthread
+LDLIBS  += -luring -lfdt -lpthread
 
 ifneq ($(SAN),)
   CFLAGS  += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all

@@ -120,6 +120,11 @@ const char *minivmm_stop_reason(const struct minivmm *vm);
 
 void minivmm_destroy(struct minivmm *vm);
 
+/* Write the VM's flattened device tree (the DTB a PVH guest receives as a
+ * boot module; docs/boot.md) to the file at path, replacing it. Returns 0,
+ * or a negative errno with one line in errbuf. */
+int minivmm_write_dtb(const struct minivmm *vm, const char *path, char *errbuf, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -39,6 +39,9 @@ const char cli_usage[] =
 	"                       virtio-mmio devices and power off through them. The MP\n"
 	"                       table and virtio_mmio.device= cmdline entries are\n"
 	"                       always there for kernels without ACPI\n"
+	"  --dump-dtb FILE      build the machine the other options describe, write its\n"
+	"                       device tree (the DTB a PVH guest gets) to FILE and exit\n"
+	"                       0 without running the guest\n"
 	"  --help               this text\n"
 	"  --version            print the version\n"
 	"\n"
@@ -48,7 +51,7 @@ const char cli_usage[] =
 	"128+N stopped by signal N.\n";
 
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEM, OPT_SERIAL, OPT_HELP,
-       OPT_VERSION, OPT_NET, OPT_STATS, OPT_ACPI };
+       OPT_VERSION, OPT_NET, OPT_STATS, OPT_ACPI, OPT_DUMP_DTB };
 
 static const struct option cli_long_options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -60,6 +63,7 @@ static const struct option cli_long_options[] = {
 	{ "net", required_argument, NULL, OPT_NET },
 	{ "stats", optional_argument, NULL, OPT_STATS },
 	{ "acpi", required_argument, NULL, OPT_ACPI },
+	{ "dump-dtb", required_argument, NULL, OPT_DUMP_DTB },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -192,6 +196,11 @@ static int cli_apply(int opt, const char *arg, struct cli_options *o, struct vmm
 		return 0;
 	case OPT_SERIAL:
 		return cli_parse_serial(arg, &o->vm, err);
+	case OPT_DUMP_DTB:
+		if (!*arg)
+			return vmm_err_set(err, EINVAL, "--dump-dtb: no file name");
+		o->dump_dtb = arg;
+		return 0;
 	case OPT_HELP:
 		o->help = true;
 		return 0;

@@ -83,6 +83,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "minivmm: %s\n", msg);
 		return MINIVMM_EXIT_USAGE;
 	}
+	if (opts.dump_dtb) {
+		/* The VM is fully built (so every option was checked), never run. */
+		int rc = minivmm_write_dtb(vm, opts.dump_dtb, msg, sizeof(msg));
+		minivmm_destroy(vm);
+		if (rc < 0) {
+			fprintf(stderr, "minivmm: --dump-dtb: %s\n", msg);
+			return MINIVMM_EXIT_USAGE;
+		}
+		return 0;
+	}
 	watch.vm = vm;
 	pthread_t watcher;
 	if (pthread_create(&watcher, NULL, signal_watch_main, &watch) != 0) {

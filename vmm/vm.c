@@ -16,6 +16,7 @@
 #include "boot/boot.h"
 #include "boot/cpu_x86.h"
 #include "minivmm_abi.h"
+#include "vmm/dtb.h"
 #include "vmm/vcpu.h"
 
 static uint64_t monotonic_ns(void)
@@ -290,7 +291,10 @@ static int vm_load_kernel(struct minivmm *vm, struct boot_entry *entry, struct v
 		.cmdline = cmdline_str(&vm->cmdline),
 		.ncpus = vm->ncpus,
 	};
-	if (vm->cfg.acpi)
+	rc = vm_build_dtb(vm, err);
+	req.fdt = vm->fdt;
+	req.fdt_size = vm->fdt_size;
+	if (rc == 0 && vm->cfg.acpi)
 		rc = vm_write_acpi(vm, &req.rsdp_addr, err);
 	if (rc == 0)
 		rc = boot_load(&vm->mem, &req, entry, err);
@@ -445,6 +449,7 @@ void minivmm_destroy(struct minivmm *vm)
 		close(vm->serial_file_fd);
 	kvm_close(&vm->kvm);
 	guest_mem_destroy(&vm->mem);
+	free(vm->fdt);
 	pthread_mutex_destroy(&vm->stop_lock);
 	pthread_cond_destroy(&vm->stop_cond);
 	free(vm);

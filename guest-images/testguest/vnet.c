@@ -64,7 +64,7 @@ int vnet_init(struct vnet *n, unsigned npairs, int offload, int verbose)
 	memset(n, 0, sizeof(*n));
 	r = vmmio_find(VIRTIO_ID_NET, d, verbose);
 	if (r == VMMIO_NONE) {
-		tg_printf("testguest: no virtio-net device (virtio_mmio.device=...)\n");
+		tg_printf("testguest: no virtio-net device (in the device tree or virtio_mmio.device=...)\n");
 		return TG_EXIT_NET_NO_DEVICE;
 	}
 	if (r == VMMIO_LEGACY) {

@@ -1,4 +1,5 @@
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <string.h>
 
 #include "vmm/cli.h"
@@ -95,4 +96,19 @@ Test(cli, size_suffixes)
 	cr_assert_lt(cli_parse_size("-1M", &b), 0);
 	cr_assert_lt(cli_parse_size("99999999999999999999T", &b), 0);
 	cr_assert_lt(cli_parse_size("20000000T", &b), 0);   /* overflows 64 bits */
+}
+
+Test(cli, dump_dtb_takes_a_file_name)
+{
+	struct cli_options o;
+	struct vmm_err e = { 0 };
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k"), 0);
+	cr_expect_null(o.dump_dtb, "no dump unless asked");
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--dump-dtb", "m.dtb", "--cpus", "2"), 0);
+	cr_expect_str_eq(o.dump_dtb, "m.dtb");
+	cr_expect_eq(o.vm.ncpus, 2, "the other options still describe the machine");
+	cr_expect_eq(PARSE(&o, &e, "--kernel", "k", "--dump-dtb", ""), -EINVAL);
+	cr_expect_str_eq(e.msg, "--dump-dtb: no file name");
+	cr_expect_eq(PARSE(&o, &e, "--kernel", "k", "--dump-dtb"), -EINVAL);
+	cr_expect_str_eq(e.msg, "--dump-dtb needs a value");
 }
