@@ -93,6 +93,9 @@ FORCE:
 $(BIN): $(MAIN_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# The unit tests read recorded data (CPUID dumps) from the source tree.
+$(UNIT_OBJS): CFLAGS += -DUNIT_DATA_DIR='"$(CURDIR)/tests/unit/data"'
+
 $(UNIT_BIN): $(UNIT_OBJS) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(LDLIBS)
 
