@@ -1,8 +1,9 @@
 /* The AMD table (AuthenticAMD, HygonGenuine): topology in AMD's own leaves.
- * Linux on AMD reads the APIC ID and core ID from 0x8000_001E when TOPOEXT
- * is set (6.9+ even takes the APIC ID from it), the package width from
- * 0x8000_0008, and the LLC sharing from 0x8000_001D; KVM passes the host's
- * values or zeros, which give every vCPU core 0 (AMD APM vol. 3, appendix E). */
+ * Linux on AMD reads the core ID from 0x8000_001E when TOPOEXT is set (the
+ * 6.9 topology code takes the APIC ID from it too; later versions only
+ * without leaf 0xB), the package width from 0x8000_0008 and the LLC sharing
+ * from 0x8000_001D. KVM passes the host's values or zeros, which made every
+ * vCPU core 0 with APIC ID 0 (AMD APM vol. 3, appendix E). */
 #include "boot/cpuid_rules.h"
 
 static bool has_topoext_leaves(const struct cpuid_ctx *c)

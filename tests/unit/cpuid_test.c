@@ -647,7 +647,8 @@ static struct kvm_msr_list *msr_list(const uint32_t *idx, unsigned n)
 	struct kvm_msr_list *l = calloc(1, sizeof(*l) + n * sizeof(l->indices[0]));
 	cr_assert_not_null(l);
 	l->nmsrs = n;
-	memcpy(l->indices, idx, n * sizeof(idx[0]));
+	if (n)
+		memcpy(l->indices, idx, n * sizeof(idx[0]));
 	return l;
 }
 
