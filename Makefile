@@ -100,6 +100,9 @@ FORCE:
 $(BIN): $(MAIN_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# The unit tests read recorded data (CPUID dumps) from the source tree.
+$(UNIT_OBJS): CFLAGS += -DUNIT_DATA_DIR='"$(CURDIR)/tests/unit/data"'
+
 # --wrap: tests/unit/worker_test.c makes io_uring waits end in -EINTR and
 # submissions refused on demand.
 $(UNIT_BIN): $(UNIT_OBJS) $(LIB)

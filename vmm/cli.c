@@ -1,6 +1,7 @@
 #include "vmm/cli.h"
 
 #include "vmm/cpulist.h"
+#include "vmm/cpuid_dump.h"
 #include "vmm/net_config.h"
 
 #include <errno.h>
@@ -42,6 +43,10 @@ const char cli_usage[] =
 	"  --dump-dtb FILE      build the machine the other options describe, write its\n"
 	"                       device tree (the DTB a PVH guest gets) to FILE and exit\n"
 	"                       0 without running the guest\n"
+	"  --cpuid-dump[=guest|supported]\n"
+	"                       print the CPUID vCPU 0 gets (with --cpus N), what differs\n"
+	"                       from KVM's and why; or KVM_GET_SUPPORTED_CPUID as is.\n"
+	"                       Runs no guest (see docs/cpu.md)\n"
 	"  --help               this text\n"
 	"  --version            print the version\n"
 	"\n"
@@ -51,7 +56,7 @@ const char cli_usage[] =
 	"128+N stopped by signal N.\n";
 
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEM, OPT_SERIAL, OPT_HELP,
-       OPT_VERSION, OPT_NET, OPT_STATS, OPT_ACPI, OPT_DUMP_DTB };
+       OPT_VERSION, OPT_NET, OPT_STATS, OPT_ACPI, OPT_DUMP_DTB, OPT_CPUID_DUMP };
 
 static const struct option cli_long_options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -64,6 +69,7 @@ static const struct option cli_long_options[] = {
 	{ "stats", optional_argument, NULL, OPT_STATS },
 	{ "acpi", required_argument, NULL, OPT_ACPI },
 	{ "dump-dtb", required_argument, NULL, OPT_DUMP_DTB },
+	{ "cpuid-dump", optional_argument, NULL, OPT_CPUID_DUMP },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -180,6 +186,14 @@ static int cli_apply(int opt, const char *arg, struct cli_options *o, struct vmm
 		else
 			return vmm_err_set(err, EINVAL, "--acpi: '%s' is not on or off", arg);
 		return 0;
+	case OPT_CPUID_DUMP:
+		if (!arg || strcmp(arg, "guest") == 0)
+			o->cpuid_dump = CPUID_DUMP_GUEST;
+		else if (strcmp(arg, "supported") == 0)
+			o->cpuid_dump = CPUID_DUMP_SUPPORTED;
+		else
+			return vmm_err_set(err, EINVAL, "--cpuid-dump: '%s' is not guest or supported", arg);
+		return 0;
 	case OPT_STATS:
 		if (!arg || strcmp(arg, "table") == 0)
 			o->stats = 1;
@@ -235,7 +249,7 @@ int cli_parse(int argc, char **argv, struct cli_options *o, struct vmm_err *err)
 	}
 	if (optind < argc)
 		return vmm_err_set(err, EINVAL, "unexpected argument '%s'", argv[optind]);
-	if (o->help || o->version)
+	if (o->help || o->version || o->cpuid_dump)
 		return 0;
 	if (!o->vm.kernel_path)
 		return vmm_err_set(err, EINVAL, "--kernel PATH is required");

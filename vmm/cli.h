@@ -14,6 +14,7 @@ struct cli_options {
 	bool version;
 	int stats;      /* 0 none, 1 table, 2 JSON: at exit and on SIGUSR1 */
 	const char *dump_dtb;   /* --dump-dtb FILE: write the DTB and exit */
+	int cpuid_dump; /* --cpuid-dump: enum cpuid_dump_what (vmm/cpuid_dump.h), 0 none */
 };
 
 /* The full grammar, printed by --help. */

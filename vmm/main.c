@@ -10,6 +10,7 @@
 #include "minivmm.h"
 #include "minivmm_abi.h"
 #include "vmm/cli.h"
+#include "vmm/cpuid_dump.h"
 
 struct signal_watch {
 	struct minivmm *vm;
@@ -62,6 +63,13 @@ int main(int argc, char **argv)
 	}
 	if (opts.version) {
 		printf("minivmm %s\n", MINIVMM_VERSION);
+		return 0;
+	}
+	if (opts.cpuid_dump) {
+		if (cpuid_dump(stdout, opts.cpuid_dump, opts.vm.ncpus, &err) < 0) {
+			fprintf(stderr, "minivmm: %s\n", err.msg);
+			return MINIVMM_EXIT_USAGE;
+		}
 		return 0;
 	}
 	opts.vm.start_ns = start_ns;

@@ -313,6 +313,7 @@ static int vm_create_vcpus(struct minivmm *vm, const struct boot_entry *entry, s
 	vm->vcpu_ctx = (struct vcpu_context){
 		.vm_fd = vm->kvm.vm_fd, .run_size = vm->kvm.vcpu_mmap_size,
 		.cpuid = vm->kvm.supported_cpuid, .msrs = vm->kvm.msr_list, .ncpus = vm->ncpus,
+		.tsc_deadline_timer = vm->kvm.tsc_deadline_timer,
 		.pio = &vm->pio_bus, .mmio = &vm->mmio_bus, .machine = &vm->events,
 		.stopping = &vm->stopping,
 	};
