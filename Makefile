@@ -140,7 +140,8 @@ tsan-test:
 	$(MAKE) SAN=thread tsan-integration-test
 tsan-integration-test: $(BIN) testguest $(NETPEER)
 	scripts/install-deps.sh test
-	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" BUILD=$(BUILD) tests/integration/run.sh $(TSAN_TESTS)
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp" \
+		BUILD=$(BUILD) tests/integration/run.sh $(TSAN_TESTS)
 
 # Everything the suites need is installed first, in one go, so no suite
 # depends on what happens to be on the machine; then every suite runs (a

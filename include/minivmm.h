@@ -23,6 +23,7 @@ enum minivmm_serial_mode {
 enum minivmm_net_backend {
 	MINIVMM_NET_TAP,      /* a tap device, one fd (IFF_MULTI_QUEUE queue) per queue pair */
 	MINIVMM_NET_PACKET,   /* AF_PACKET sockets bound to a host interface */
+	MINIVMM_NET_XDP,      /* AF_XDP sockets on a host interface's queues; UMEM = guest RAM */
 };
 
 enum minivmm_net_engine {
@@ -50,6 +51,8 @@ struct minivmm_net_config {
 	unsigned fanout;          /* PACKET_FANOUT_HASH (0), _LB (1), _CPU (2), _QM (5) */
 	int rx_recv;              /* 0: TPACKET_V3 ring (default); 1: readv per frame */
 	int qdisc_bypass;         /* PACKET_QDISC_BYPASS on transmit (default 1) */
+	/* xdp backend only */
+	int xdp_zero_copy;        /* bind in zero-copy mode (needs driver support); 0: copy mode */
 };
 
 struct minivmm_config {

@@ -3,8 +3,6 @@
  * a non-blocking backend fd, epoll for kicks and backend readiness. */
 #include "net/worker.h"
 
-#include "net/packet.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -38,10 +36,11 @@ static int ep_add(struct epoll_loop *l, int fd, uint32_t events, uint64_t tag)
  * would wake the loop forever. */
 static void ep_poll_backend(struct epoll_loop *l, unsigned i, bool on)
 {
-	if (l->backend_polled[i] == on || l->w->qp[i]->fd < 0)
+	int fd = l->w->qp[i]->io->fd;
+	if (l->backend_polled[i] == on || fd < 0)
 		return;
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ev_pack(EV_BACKEND, i) };
-	epoll_ctl(l->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, l->w->qp[i]->fd, &ev);
+	epoll_ctl(l->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, fd, &ev);
 	l->backend_polled[i] = on;
 }
 
@@ -55,9 +54,14 @@ static void ep_backend_error(struct epoll_loop *l, unsigned i, int err)
 static void ep_tx(struct epoll_loop *l, unsigned i)
 {
 	struct dp_queue *dp = l->w->qp[i]->dp;
+	struct net_queue_io *io = l->w->qp[i]->io;
+	if (io->tx) {
+		io->tx(io, dp);   /* the backend's own ring */
+		return;
+	}
 	struct guest_chain c;
 	while (!dp->backend_gone && dp_tx_pop(dp, &c) > 0) {
-		ssize_t n = writev(dp->qp->fd, c.iov, c.nr_readable);
+		ssize_t n = writev(io->fd, c.iov, c.nr_readable);
 		int e = errno;
 		dp_tx_complete(dp, &c, n < 0 ? -e : n);
 		if (n < 0)
@@ -68,9 +72,10 @@ static void ep_tx(struct epoll_loop *l, unsigned i)
 static void ep_rx(struct epoll_loop *l, unsigned i)
 {
 	struct dp_queue *dp = l->w->qp[i]->dp;
-	if (l->w->qp[i]->rx_ring) {
-		/* Ring empty: wait for readability; no guest buffers: for the kick. */
-		ep_poll_backend(l, i, pkt_ring_consume(l->w->qp[i]->rx_ring, dp) == 0);
+	struct net_queue_io *io = l->w->qp[i]->io;
+	if (io->rx) {
+		/* Nothing ready: wait for readability; no guest buffers: for the kick. */
+		ep_poll_backend(l, i, io->rx(io, dp) == 0);
 		return;
 	}
 	struct dp_read r;
@@ -80,7 +85,7 @@ static void ep_rx(struct epoll_loop *l, unsigned i)
 			ep_poll_backend(l, i, false);
 			return;
 		}
-		ssize_t n = readv(dp->qp->fd, r.iov, (int)r.nr_iov);
+		ssize_t n = readv(io->fd, r.iov, (int)r.nr_iov);
 		int e = errno;
 		dp_rx_complete(dp, &r, n < 0 ? -e : n);
 		if (n < 0) {
@@ -121,7 +126,7 @@ static void ep_handle(struct epoll_loop *l, const struct epoll_event *ev)
 		/* ep_rx reads on the next pass; an error condition is asked
 		 * about now (a ring-mode packet socket is never read). */
 		if (ev->events & (EPOLLERR | EPOLLHUP)) {
-			int e = net_worker_fd_error(l->w->qp[i]->fd);
+			int e = net_worker_fd_error(l->w->qp[i]->io->fd);
 			if (e && !dp_backend_failed(l->w->qp[i]->dp, e))
 				dp_log(l->w->qp[i]->dp, "backend error: %s", strerror(e));
 			if (l->w->qp[i]->dp->backend_gone)
@@ -142,8 +147,8 @@ static int ep_setup(struct epoll_loop *l, struct net_worker *w)
 		return -errno;
 	for (unsigned i = 0; i < w->nr_qps; i++) {
 		struct net_queue_pair *qp = w->qp[i];
-		if (qp->fd >= 0)
-			fcntl(qp->fd, F_SETFL, fcntl(qp->fd, F_GETFL) | O_NONBLOCK);
+		if (qp->io->fd >= 0)
+			fcntl(qp->io->fd, F_SETFL, fcntl(qp->io->fd, F_GETFL) | O_NONBLOCK);
 		if (ep_add(l, qp->rx.kick_fd, EPOLLIN, ev_pack(EV_RX_KICK, i)) < 0 ||
 		    ep_add(l, qp->tx.kick_fd, EPOLLIN, ev_pack(EV_TX_KICK, i)) < 0)
 			return -errno;

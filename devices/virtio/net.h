@@ -37,7 +37,7 @@ struct virtio_net {
 	const struct guest_mem *mem;
 	const struct machine *ev;
 	struct virtio_mmio *transport;
-	struct net_backend backend;
+	struct net_backend *backend;       /* chosen and opened by the VM; ours to destroy */
 
 	pthread_mutex_t lock;              /* activation, pairs, offloads */
 	uint64_t features;                 /* acked, valid while activated */
@@ -71,9 +71,11 @@ struct virtio_net {
 	uint64_t ctrl_commands, ctrl_errors;
 };
 
+/* The device over `backend` (which it owns from now on, even on failure). */
 int virtio_net_create(struct virtio_net **out, unsigned index, const struct minivmm_net_config *cfg,
-		      const struct machine *ev, const struct guest_mem *mem, uint64_t mmio_base,
-		      unsigned gsi, struct vmm_err *err);
+		      struct net_backend *backend, const struct machine *ev,
+		      const struct guest_mem *mem, uint64_t mmio_base, unsigned gsi,
+		      struct vmm_err *err);
 void virtio_net_destroy(struct virtio_net *n);
 
 /* Queue index layout (spec 5.1.2): rx0, tx0, rx1, tx1, ..., ctrl. */

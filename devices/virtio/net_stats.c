@@ -22,7 +22,7 @@ static const struct net_worker *vnet_worker_for(const struct virtio_net *n, unsi
 static void print_table(struct virtio_net *n, FILE *out)
 {
 	fprintf(out, "net%u: %s %s, %u/%u queue pairs active, %u worker thread%s (%s)\n", n->index,
-		n->backend.ops->kind, n->backend.ifname, n->active_pairs, n->nr_pairs, n->nr_workers,
+		n->backend->ops->kind, n->backend->ifname, n->active_pairs, n->nr_pairs, n->nr_workers,
 		n->nr_workers == 1 ? "" : "s",
 		n->cfg.engine == MINIVMM_ENGINE_EPOLL ? "epoll" : "io_uring");
 	fprintf(out, "%-5s %10s %12s %10s %12s %8s %8s %8s %8s %7s %7s %-10s\n", "queue",
@@ -53,7 +53,7 @@ static void print_json(struct virtio_net *n, FILE *out)
 {
 	fprintf(out, "{\"name\":\"net%u\",\"backend\":\"%s\",\"ifname\":\"%s\",\"engine\":\"%s\","
 		"\"queue_pairs\":%u,\"active_pairs\":%u,\"link_up\":%s,\"queues\":[",
-		n->index, n->backend.ops->kind, n->backend.ifname,
+		n->index, n->backend->ops->kind, n->backend->ifname,
 		n->cfg.engine == MINIVMM_ENGINE_EPOLL ? "epoll" : "uring", n->nr_pairs, n->active_pairs,
 		n->link_up ? "true" : "false");
 	for (unsigned p = 0; p < n->nr_pairs; p++) {
@@ -75,10 +75,13 @@ static void print_json(struct virtio_net *n, FILE *out)
 	for (unsigned w = 0; w < n->nr_workers; w++) {
 		struct net_worker_usage u;
 		net_worker_usage(n->worker[w], &u);
+		char feat[96];
+		net_uring_describe(n->worker[w], feat, sizeof(feat));
 		fprintf(out, "%s{\"name\":\"%s\",\"cpu\":%d,\"queues\":%u,\"cpu_ns\":%" PRIu64
-			",\"voluntary_switches\":%" PRIu64 ",\"involuntary_switches\":%" PRIu64 "}",
+			",\"voluntary_switches\":%" PRIu64 ",\"involuntary_switches\":%" PRIu64
+			",\"io_uring\":\"%s\"}",
 			w ? "," : "", n->worker[w]->cfg.name, n->worker[w]->cfg.cpu,
-			n->worker[w]->nr_qps, u.cpu_ns, u.voluntary_switches, u.involuntary_switches);
+			n->worker[w]->nr_qps, u.cpu_ns, u.voluntary_switches, u.involuntary_switches, feat);
 	}
 	fprintf(out, "],\"ctrl_commands\":%" PRIu64 ",\"ctrl_errors\":%" PRIu64 "}", rd(&n->ctrl_commands),
 		rd(&n->ctrl_errors));
@@ -91,7 +94,7 @@ void virtio_net_print_stats(struct virtio_net *n, FILE *out, bool json, bool fir
 	/* The kernel's drop counters (packet sockets) reset when read: fold
 	 * them into ours. Only this function writes backend_drops. */
 	for (unsigned p = 0; p < n->nr_pairs; p++)
-		NET_STAT_ADD(&n->qp[p], backend_drops, net_backend_take_drops(&n->backend, p));
+		NET_STAT_ADD(&n->qp[p], backend_drops, net_backend_take_drops(n->backend, p));
 	if (json) {
 		if (!first)
 			fputc(',', out);
