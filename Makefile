@@ -62,7 +62,7 @@ DEPS_OK   := $(BUILD)/.deps-build
 include guest-images/testguest/testguest.mk
 include tests/tools/tools.mk
 
-.PHONY: all deps demo test unit-test integration-test san-test tsan-test tsan-integration-test linux-test install clean \
+.PHONY: all deps demo test unit-test integration-test uring-variants-test san-test tsan-test tsan-integration-test linux-test install clean \
         bench bench-quick bench-smoke
 # A static build is the appliance binary: criterion has no static library,
 # so the unit tests are left out of it.
@@ -131,6 +131,17 @@ linux-test: $(DEPS_OK)
 san-test:
 	$(MAKE) SAN=address,undefined unit-test integration-test
 
+# The io_uring engine's variants (each resource off, or on when it is off by
+# default) through the net, multiqueue and hostile tests again: a kernel may
+# lack any of them and the engine must work the same without.
+URING_VARIANTS := fixed-files=off,defer-taskrun=off fixed-buffers=on poll-us=auto
+uring-variants-test: $(BIN) testguest $(NETPEER)
+	scripts/install-deps.sh test
+	@rc=0; for v in $(URING_VARIANTS); do \
+		echo "== io_uring variant: --net ...,$$v"; \
+		NET_EXTRA=$$v BUILD=$(BUILD) tests/integration/run.sh 'net*' 'mq*' 'hostile*' || rc=1; \
+	done; exit $$rc
+
 # The threaded parts under ThreadSanitizer: real guests and traffic over
 # multiqueue, shared workers, both engines and both backends, any race ends
 # the VMM (halt_on_error) and so the test. Criterion's runner cannot start
@@ -149,7 +160,7 @@ tsan-integration-test: $(BIN) testguest $(NETPEER)
 test:
 	scripts/install-deps.sh build unit test linux bench
 	$(MAKE) all
-	BUILD=$(BUILD) MAKE="$(MAKE)" tests/run-all.sh unit-test integration-test san-test tsan-test linux-test bench-smoke
+	BUILD=$(BUILD) MAKE="$(MAKE)" tests/run-all.sh unit-test integration-test uring-variants-test san-test tsan-test linux-test bench-smoke
 
 # Benchmarks print tables; they are not tests and never fail on speed.
 # bench-smoke (part of make test) only checks the tables come out well-formed.

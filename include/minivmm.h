@@ -32,13 +32,15 @@ enum minivmm_net_engine {
 };
 
 #define MINIVMM_MAX_NETS 8
+#define MINIVMM_POLL_AUTO    0xffffffffu   /* poll_us: adapt to the load */
+#define MINIVMM_THREADS_AUTO 0xffffffffu   /* threads: fit the host's free cores */
 #define MINIVMM_MAX_QUEUE_PAIRS 16
 
 struct minivmm_net_config {
 	enum minivmm_net_backend backend;
 	char ifname[16];          /* tap name ("" creates one) or host interface */
 	unsigned queues;          /* queue pairs, 1..MINIVMM_MAX_QUEUE_PAIRS */
-	unsigned threads;         /* worker threads; 0 = one per queue pair */
+	unsigned threads;         /* worker threads; 0 = one per queue pair; MINIVMM_THREADS_AUTO */
 	int cpus[MINIVMM_MAX_QUEUE_PAIRS];   /* worker i runs on cpus[i] */
 	unsigned nr_cpus;         /* 0 = workers not pinned */
 	unsigned char mac[6];
@@ -46,7 +48,11 @@ struct minivmm_net_config {
 	unsigned mtu;             /* advertised to the guest (VIRTIO_NET_F_MTU) */
 	unsigned queue_size;      /* virtqueue size offered, power of two */
 	enum minivmm_net_engine engine;
-	unsigned poll_us;         /* busy-poll before blocking, microseconds */
+	unsigned poll_us;         /* busy-poll before blocking, microseconds; MINIVMM_POLL_AUTO */
+	/* io_uring engine: what to ask the kernel for (each falls back if absent) */
+	int uring_fixed_files;    /* backend and eventfds registered (default 1) */
+	int uring_fixed_buffers;  /* guest RAM registered: pins all of it (default 0) */
+	int uring_defer_taskrun;  /* SINGLE_ISSUER + DEFER_TASKRUN (default 1) */
 	/* packet backend only */
 	unsigned fanout;          /* PACKET_FANOUT_HASH (0), _LB (1), _CPU (2), _QM (5) */
 	int rx_recv;              /* 0: TPACKET_V3 ring (default); 1: readv per frame */

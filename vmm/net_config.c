@@ -16,6 +16,8 @@ void minivmm_net_config_init(struct minivmm_net_config *net)
 	net->queue_size = 256;
 	net->engine = MINIVMM_ENGINE_URING;
 	net->qdisc_bypass = 1;
+	net->uring_fixed_files = 1;
+	net->uring_defer_taskrun = 1;
 }
 
 int net_config_parse_mac(const char *text, unsigned char mac[6])
@@ -55,6 +57,10 @@ static int net_apply(struct minivmm_net_config *net, const char *key, const char
 		net->backend = MINIVMM_NET_PACKET;
 		return set_ifname(net, key, value, err);
 	}
+	if (strcmp(key, "xdp") == 0) {
+		net->backend = MINIVMM_NET_XDP;
+		return set_ifname(net, key, value, err);
+	}
 	if (strcmp(key, "queues") == 0) {
 		if (cli_parse_uint(value, 1, MINIVMM_MAX_QUEUE_PAIRS, &net->queues))
 			return vmm_err_set(err, EINVAL, "--net queues: '%s' is not a number from 1 to %d",
@@ -66,8 +72,12 @@ static int net_apply(struct minivmm_net_config *net, const char *key, const char
 			net->threads = 0;
 			return 0;
 		}
+		if (strcmp(value, "auto") == 0) {
+			net->threads = MINIVMM_THREADS_AUTO;
+			return 0;
+		}
 		if (cli_parse_uint(value, 1, MINIVMM_MAX_QUEUE_PAIRS, &net->threads))
-			return vmm_err_set(err, EINVAL, "--net threads: '%s' is not per-queue or a number from 1 to %d",
+			return vmm_err_set(err, EINVAL, "--net threads: '%s' is not auto, per-queue or a number from 1 to %d",
 					   value, MINIVMM_MAX_QUEUE_PAIRS);
 		return 0;
 	}
@@ -106,8 +116,25 @@ static int net_apply(struct minivmm_net_config *net, const char *key, const char
 		return 0;
 	}
 	if (strcmp(key, "poll-us") == 0) {
+		if (strcmp(value, "auto") == 0) {
+			net->poll_us = MINIVMM_POLL_AUTO;
+			return 0;
+		}
 		if (cli_parse_uint(value, 0, 1000000, &net->poll_us))
-			return vmm_err_set(err, EINVAL, "--net poll-us: '%s' is not a number from 0 to 1000000", value);
+			return vmm_err_set(err, EINVAL, "--net poll-us: '%s' is not auto or a number from 0 to 1000000", value);
+		return 0;
+	}
+	int *onoff = strcmp(key, "fixed-files") == 0 ? &net->uring_fixed_files
+		   : strcmp(key, "fixed-buffers") == 0 ? &net->uring_fixed_buffers
+		   : strcmp(key, "defer-taskrun") == 0 ? &net->uring_defer_taskrun
+		   : strcmp(key, "xdp-zero-copy") == 0 ? &net->xdp_zero_copy : NULL;
+	if (onoff) {
+		if (strcmp(value, "on") == 0)
+			*onoff = 1;
+		else if (strcmp(value, "off") == 0)
+			*onoff = 0;
+		else
+			return vmm_err_set(err, EINVAL, "--net %s: '%s' is not on or off", key, value);
 		return 0;
 	}
 	if (strcmp(key, "fanout") == 0) {
@@ -181,10 +208,12 @@ int net_config_check(const struct minivmm_net_config *net, struct vmm_err *err)
 {
 	if (net->backend == MINIVMM_NET_PACKET && !net->ifname[0])
 		return vmm_err_set(err, EINVAL, "--net packet=IFACE: the host interface is required");
-	if (net->threads > net->queues)
+	if (net->backend == MINIVMM_NET_XDP && !net->ifname[0])
+		return vmm_err_set(err, EINVAL, "--net xdp=IFACE: the host interface is required");
+	if (net->threads != MINIVMM_THREADS_AUTO && net->threads > net->queues)
 		return vmm_err_set(err, EINVAL, "--net threads=%u: more threads than the %u queue pairs",
 				   net->threads, net->queues);
-	unsigned workers = net->threads ? net->threads : net->queues;
+	unsigned workers = net->threads == MINIVMM_THREADS_AUTO ? 0 : net->threads ? net->threads : net->queues;
 	if (net->nr_cpus && net->nr_cpus < workers)
 		return vmm_err_set(err, EINVAL, "--net cpus: %u CPUs listed for %u worker threads",
 				   net->nr_cpus, workers);

@@ -6,9 +6,10 @@
 #include "base/error.h"
 
 #define NET_SYNTAX \
-	"[tap[=NAME]|packet=IFACE][,queues=N][,threads=per-queue|M][,cpus=LIST][,mac=MAC]" \
-	"[,mtu=N][,queue-size=N][,engine=uring|epoll][,poll-us=N]" \
-	"[,fanout=hash|cpu|lb|qm][,rx=ring|recv][,qdisc-bypass=on|off]"
+	"[tap[=NAME]|packet=IFACE|xdp=IFACE][,queues=N][,threads=auto|per-queue|M][,cpus=LIST]" \
+	"[,mac=MAC][,mtu=N][,queue-size=N][,engine=uring|epoll][,poll-us=auto|N]" \
+	"[,fixed-files=on|off][,fixed-buffers=on|off][,defer-taskrun=on|off]" \
+	"[,fanout=hash|cpu|lb|qm][,rx=ring|recv][,qdisc-bypass=on|off][,xdp-zero-copy=on|off]"
 
 /* Parse one --net value into *net (which starts from defaults). */
 int net_config_parse(const char *spec, struct minivmm_net_config *net, struct vmm_err *err);

@@ -113,7 +113,7 @@ static void vnet_log(void *opaque, const char *line)
 static void vnet_fail(void *opaque, const char *why)
 {
 	struct virtio_net *n = opaque;
-	char line[320];
+	char line[640];
 	snprintf(line, sizeof(line), "net%u: guest ring error (%s): device needs reset", n->index, why);
 	machine_log(n->ev, line);
 	virtio_mmio_set_needs_reset(n->transport, why);
@@ -193,24 +193,52 @@ static void vnet_free_datapaths(struct virtio_net *n)
 	}
 }
 
+static bool vnet_threads_auto(const struct virtio_net *n)
+{
+	return n->cfg.threads == MINIVMM_THREADS_AUTO;
+}
+
+/* How many pairs get workers and how many workers they get. threads=auto:
+ * the active pairs only, over no more workers than the host has cores left
+ * after the vCPUs (busy workers on the vCPUs' cores only fight them);
+ * VQ_PAIRS_SET redistributes (vnet_set_active_pairs restarts them). */
+static void vnet_worker_shape(const struct virtio_net *n, unsigned usable_pairs, unsigned *pairs,
+			      unsigned *threads)
+{
+	if (vnet_threads_auto(n)) {
+		*pairs = n->active_pairs < usable_pairs ? n->active_pairs : usable_pairs;
+		*threads = *pairs < n->auto_workers ? *pairs : n->auto_workers;
+		return;
+	}
+	*pairs = usable_pairs;
+	*threads = n->cfg.threads && n->cfg.threads < usable_pairs ? n->cfg.threads : usable_pairs;
+}
+
+static struct net_worker_config vnet_worker_config(const struct virtio_net *n, unsigned w)
+{
+	return (struct net_worker_config){
+		.engine = n->cfg.engine == MINIVMM_ENGINE_EPOLL ? NET_ENGINE_EPOLL : NET_ENGINE_URING,
+		.poll_us = n->cfg.poll_us == MINIVMM_POLL_AUTO ? NET_POLL_AUTO : n->cfg.poll_us,
+		.uring = { .no_fixed_files = !n->cfg.uring_fixed_files,
+			   .no_defer_taskrun = !n->cfg.uring_defer_taskrun,
+			   .fixed_buffers = n->cfg.uring_fixed_buffers, .mem = n->mem },
+		.cpu = w < n->cfg.nr_cpus ? n->cfg.cpus[w] : -1,
+		.unpinned = n->unpinned,
+	};
+}
+
 int vnet_start_workers(struct virtio_net *n, unsigned usable_pairs, struct vmm_err *err)
 {
-	unsigned threads = n->cfg.threads ? n->cfg.threads : usable_pairs;
-	if (threads > usable_pairs)
-		threads = usable_pairs;
+	unsigned pairs, threads;
+	vnet_worker_shape(n, usable_pairs, &pairs, &threads);
 	for (unsigned w = 0; w < threads; w++) {
 		struct net_queue_pair *mine[VNET_MAX_PAIRS];
 		unsigned count = 0;
-		for (unsigned p = 0; p < usable_pairs; p++)
-			if (vnet_worker_of_pair(p, usable_pairs, n->cfg.threads ? threads : 0) == w)
+		for (unsigned p = 0; p < pairs; p++)
+			if (vnet_worker_of_pair(p, pairs, threads < pairs ? threads : 0) == w)
 				mine[count++] = &n->qp[p];
-		struct net_worker_config wc = {
-			.engine = n->cfg.engine == MINIVMM_ENGINE_EPOLL ? NET_ENGINE_EPOLL : NET_ENGINE_URING,
-			.poll_us = n->cfg.poll_us,
-			.cpu = w < n->cfg.nr_cpus ? n->cfg.cpus[w] : -1,
-			.unpinned = n->unpinned,
-		};
-		if (threads == usable_pairs)
+		struct net_worker_config wc = vnet_worker_config(n, w);
+		if (threads == pairs)
 			snprintf(wc.name, sizeof(wc.name), "net%u-q%u", (uint8_t)n->index, (uint8_t)w);
 		else
 			snprintf(wc.name, sizeof(wc.name), "net%u-w%u", (uint8_t)n->index, (uint8_t)w);
@@ -243,7 +271,7 @@ static void vnet_poke_workers(struct virtio_net *n)
 
 static void vnet_log_error(struct virtio_net *n, const char *what, const struct vmm_err *e)
 {
-	char line[320];
+	char line[640];
 	snprintf(line, sizeof(line), "net%u: %s: %s", n->index, what, e->msg);
 	machine_log(n->ev, line);
 }
@@ -268,7 +296,8 @@ int vnet_set_active_pairs(struct virtio_net *n, unsigned k)
 		return -EINVAL;
 	/* A backend that swaps fds to steer (packet sockets) needs its workers
 	 * stopped meanwhile; their queue state lives on in qp->dp. */
-	bool restart = n->activated && n->backend->ops->restart_to_steer && k != n->active_pairs;
+	bool restart = n->activated && k != n->active_pairs &&
+		       (n->backend->ops->restart_to_steer || vnet_threads_auto(n));
 	if (restart)
 		vnet_stop_workers(n);
 	vnet_steer(n, k);
@@ -405,7 +434,7 @@ static void vnet_stable_mac(const char *ifname, unsigned index, uint8_t mac[6])
 int virtio_net_create(struct virtio_net **out, unsigned index, const struct minivmm_net_config *cfg,
 		      struct net_backend *backend, const struct machine *ev,
 		      const struct guest_mem *mem, uint64_t mmio_base, unsigned gsi,
-		      struct vmm_err *err)
+		      unsigned auto_workers, struct vmm_err *err)
 {
 	*out = NULL;
 	struct virtio_net *n = calloc(1, sizeof(*n));
@@ -433,6 +462,7 @@ int virtio_net_create(struct virtio_net **out, unsigned index, const struct mini
 				       .log = vnet_log };
 	n->link_wake_fd = n->link_stop_fd = -1;
 	n->backend = backend;
+	n->auto_workers = auto_workers ? auto_workers : 1;
 	*out = n;
 
 	int rc = 0;

@@ -45,6 +45,7 @@ struct virtio_net {
 	unsigned nr_pairs;                 /* = cfg.queues */
 	unsigned active_pairs;
 	unsigned usable_pairs;             /* pairs set up at DRIVER_OK (1 without MQ) */
+	unsigned auto_workers;             /* threads=auto: at most this many workers */
 	cpu_set_t unpinned;                /* the process's CPUs when the device was made */
 	uint8_t mac[6];
 	uint16_t mtu;
@@ -75,7 +76,7 @@ struct virtio_net {
 int virtio_net_create(struct virtio_net **out, unsigned index, const struct minivmm_net_config *cfg,
 		      struct net_backend *backend, const struct machine *ev,
 		      const struct guest_mem *mem, uint64_t mmio_base, unsigned gsi,
-		      struct vmm_err *err);
+		      unsigned auto_workers, struct vmm_err *err);
 void virtio_net_destroy(struct virtio_net *n);
 
 /* Queue index layout (spec 5.1.2): rx0, tx0, rx1, tx1, ..., ctrl. */

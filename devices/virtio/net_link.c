@@ -36,7 +36,7 @@ void vnet_backend_lost(void *opaque, unsigned qp, int err)
 /* "net0: tap t0 <what>" */
 static void vnet_link_log(struct virtio_net *n, const char *what)
 {
-	char line[400];
+	char line[700];
 	snprintf(line, sizeof(line), "net%u: %s %s %s", n->index, n->backend->ops->kind, n->backend->ifname,
 		 what);
 	machine_log(n->ev, line);
@@ -94,7 +94,7 @@ static int vnet_link_try_recover(struct virtio_net *n, char *last_err, size_t si
 	/* Say why once per distinct reason, not once a second. */
 	if (strcmp(last_err, err.msg) != 0) {
 		snprintf(last_err, size, "%s", err.msg);
-		char what[320];
+		char what[600];
 		snprintf(what, sizeof(what), "is there again but cannot be used (%s); still trying", err.msg);
 		vnet_link_log(n, what);
 	}
@@ -104,7 +104,7 @@ static int vnet_link_try_recover(struct virtio_net *n, char *last_err, size_t si
 static void *vnet_link_main(void *arg)
 {
 	struct virtio_net *n = arg;
-	char name[16], last_err[256] = "";
+	char name[16], last_err[sizeof(((struct vmm_err *)0)->msg)] = "";
 	snprintf(name, sizeof(name), "net%u-link", (uint8_t)n->index);
 	pthread_setname_np(pthread_self(), name);
 	bool down = false;

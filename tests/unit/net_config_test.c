@@ -195,8 +195,8 @@ Test(net_config, more_threads_than_queues)
 {
 	expect_error("queues=2,threads=3", "--net threads=3: more threads than the 2 queue pairs");
 	expect_error("threads=2", "more threads than the 1 queue pairs");
-	expect_error("queues=2,threads=0", "not per-queue or a number from 1 to 16");
-	expect_error("queues=2,threads=x", "not per-queue");
+	expect_error("queues=2,threads=0", "not auto, per-queue or a number from 1 to 16");
+	expect_error("queues=2,threads=x", "not auto, per-queue");
 }
 
 Test(net_config, fewer_cpus_than_workers)
@@ -242,7 +242,7 @@ Test(net_config, bad_mtu_and_poll)
 {
 	expect_error("mtu=67", "not a number from 68 to 65535");
 	expect_error("mtu=65536", "not a number from 68 to 65535");
-	expect_error("poll-us=1000001", "not a number from 0 to 1000000");
+	expect_error("poll-us=1000001", "not auto or a number from 0 to 1000000");
 }
 
 Test(net_config, interface_name_too_long)
