@@ -59,6 +59,14 @@ struct net_queue_io {
 	 * come back soon), -1 broken. NULL: the engine uses readv/writev on fd. */
 	int (*rx)(struct net_queue_io *io, struct dp_queue *dp);
 	int (*tx)(struct net_queue_io *io, struct dp_queue *dp);
+	/* Called on the worker thread when it starts serving the queue (before
+	 * fd is used: start may create it) and when it stops (after the
+	 * engine's own I/O is drained). stop must leave nothing with the kernel
+	 * that could still touch guest memory (e.g. an AF_XDP fill ring: close
+	 * the socket) and give back, through dp, every guest buffer it holds.
+	 * Either may be NULL. */
+	int (*start)(struct net_queue_io *io, struct dp_queue *dp, struct vmm_err *err);
+	void (*stop)(struct net_queue_io *io, struct dp_queue *dp);
 	void *priv;                /* the backend's state for this queue */
 	/* A ring that may miss a wake-up (TPACKET_V3 signals readability before
 	 * the block is marked ours): after a wake-up with nothing ready, look

@@ -61,6 +61,7 @@ struct net_worker {
 	} final_usage;
 	char error[160];        /* why the loop ended early, if it did */
 	unsigned left_in_flight;  /* I/O operations the engine could not drain at stop */
+	unsigned nr_started;      /* queues whose backend start hook ran */
 	char uring_features[96];  /* what the io_uring engine got from the kernel, */
 	bool uring_features_ready;   /* once this is set (atomic) */
 };
