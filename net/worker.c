@@ -42,7 +42,7 @@ static void net_worker_stop_queues(struct net_worker *w)
  * dead: the device is told (it logs and reports NEEDS_RESET to the guest). */
 static void net_worker_report_end(struct net_worker *w, int rc)
 {
-	char why[256];
+	char why[700];
 	if (rc < 0)
 		snprintf(why, sizeof(why), "queue worker %s stopped: %s", w->cfg.name,
 			 w->error[0] ? w->error : strerror(-rc));

@@ -59,7 +59,7 @@ struct net_worker {
 	struct net_worker_usage_final {
 		uint64_t cpu_ns, voluntary_switches, involuntary_switches;
 	} final_usage;
-	char error[160];        /* why the loop ended early, if it did */
+	char error[600];        /* why the loop ended early, if it did */
 	unsigned left_in_flight;  /* I/O operations the engine could not drain at stop */
 	unsigned nr_started;      /* queues whose backend start hook ran */
 	char uring_features[96];  /* what the io_uring engine got from the kernel, */
