@@ -87,9 +87,13 @@ int main(int argc, char **argv)
 	sigemptyset(&watch.set);
 	sigaddset(&watch.set, SIGINT);
 	sigaddset(&watch.set, SIGTERM);
-	sigaddset(&watch.set, SIGHUP);
 	sigaddset(&watch.set, SIGQUIT);
 	sigaddset(&watch.set, SIGUSR1);
+	/* nohup: a SIGHUP ignored when we start stays ignored (sigwait would
+	 * take a blocked one even so). */
+	struct sigaction hup;
+	if (sigaction(SIGHUP, NULL, &hup) < 0 || hup.sa_handler != SIG_IGN)
+		sigaddset(&watch.set, SIGHUP);
 	watch.stats = opts.stats;
 	pthread_sigmask(SIG_BLOCK, &watch.set, NULL);
 
