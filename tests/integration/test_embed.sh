@@ -196,3 +196,15 @@ embed_two_vms() {
 
 t_embed_two_vms_shared() { embed_two_vms shared; }
 t_embed_two_vms_static() { embed_two_vms static; }
+
+# The API's promises (start/stop/wait corner cases, callbacks, the kick
+# signal, threads' signal masks), from a program linked like an embedder's.
+t_embed_api_promises() {
+	embed_install || return 1
+	local bin out="$TMP_ROOT/api.out"
+	bin=$(embed_build tests/embed/api_check.c shared) || return 1
+	timeout -k 5 120 env LD_LIBRARY_PATH="$EMBED_ROOT/usr/lib" "$bin" "$TESTGUEST" > "$out" 2>&1
+	rc=$?
+	expect_rc 0 "$out" || { fail "$(grep -m3 FAIL "$out" | tr '\n' '|') rc=$rc $(tail -c 300 "$out" | tr '\n' '|')"; return 1; }
+	expect_line "^api_check: ([0-9]+) of \1 checks passed$" "$out" && expect_no_line "FAIL" "$out"
+}
