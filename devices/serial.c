@@ -137,7 +137,7 @@ static bool serial_vm_stopping(const struct serial *s)
 
 static void serial_log(struct serial *s, const char *what)
 {
-	char line[256];
+	char line[512];   /* out_name (96) + what (160) fit */
 	snprintf(line, sizeof(line), "%s: %s", s->cfg.out_name[0] ? s->cfg.out_name : "serial output",
 		 what);
 	machine_log(s->ev, line);

@@ -1,5 +1,6 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "devices/serial.h"
@@ -25,6 +26,7 @@ static int record_irq(void *o, unsigned gsi, int level)
 
 static void uart_open(struct uart *u)
 {
+	memset(u, 0, sizeof(*u));   /* irq_level starts at 0, as the UART's line does */
 	cr_assert_eq(pipe(u->pipe_out), 0);
 	u->ev = (struct machine){ .opaque = u, .request_stop = no_stop, .log = no_log,
 				  .set_irq = record_irq };
