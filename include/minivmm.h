@@ -32,7 +32,8 @@
  * stops) the library sends that thread cfg->kick_signal (SIGRTMIN+1 unless
  * set) with pthread_kill(). minivmm_create() installs an empty handler for
  * it, process-wide, without SA_RESTART, and fails if the signal already has
- * a handler of the program's. While any VM exists the program must not
+ * a handler of the program's; the handler stays after the last VM is
+ * destroyed (it does nothing). While any VM exists the program must not
  * install a handler for that signal or set it to SIG_IGN, must not send it
  * to the process or to the library's threads, and must not use it for
  * anything else. Blocking it in the program's own threads is harmless.
