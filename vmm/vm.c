@@ -47,11 +47,13 @@ void vm_request_stop(struct minivmm *vm, int status, const char *reason)
 	vm->stop_reason[i] = '\0';
 	/* Release: whoever sees `stopping` sees the status and reason. */
 	__atomic_store_n(&vm->stopping, true, __ATOMIC_RELEASE);
+	int saved_errno = errno;   /* a signal handler must leave it alone */
 	uint64_t one = 1;
 	if (write(vm->stop_fd, &one, sizeof(one)) < 0) {
 		/* Only on counter overflow: the thread running the VM is
 		 * woken already. */
 	}
+	errno = saved_errno;
 }
 
 void minivmm_request_stop(struct minivmm *vm, int status, const char *reason)
