@@ -39,6 +39,10 @@ struct boot_request {
 	uint64_t rsdp_addr;       /* ACPI RSDP the VMM wrote, 0 for none (no
 				   * ACPI yet): passed as boot_params
 				   * acpi_rsdp_addr / hvm_start_info rsdp_paddr */
+	const void *fdt;          /* device tree (boot/fdt.h), NULL for none: PVH
+				   * guests get it as a module after the initrd,
+				   * bzImage guests do not get it (docs/boot.md) */
+	size_t fdt_size;          /* at most BOOT_FDT_MAX */
 };
 
 /* Fixed guest-physical layout of the structures the VMM writes below 1 MiB.
@@ -51,6 +55,8 @@ struct boot_request {
 #define BOOT_PD_ADDR         0xB000ULL   /* 4 pages: 4 GiB of 2 MiB pages */
 #define BOOT_CMDLINE_ADDR    0x20000ULL
 #define BOOT_CMDLINE_MAX     4096        /* bytes including the NUL */
+#define BOOT_FDT_ADDR        0x30000ULL  /* device tree (PVH module) */
+#define BOOT_FDT_MAX         0x10000     /* 64 KiB, up to 0x3FFFF */
 #define BOOT_MPTABLE_ADDR    0x9FC00ULL  /* last KiB of base memory (EBDA) */
 #define BOOT_EBDA_START      0x9FC00ULL
 #define BOOT_BIOS_START      0xF0000ULL  /* reserved up to 1 MiB */

@@ -9,98 +9,33 @@
 
 /* ---- CPUID ---------------------------------------------------------- */
 
-#define CPUID_1_ECX_HYPERVISOR (1u << 31)
-#define CPUID_1_EDX_HTT        (1u << 28)
-#define CPUID_B_LEVEL_SMT      1u
-#define CPUID_B_LEVEL_CORE     2u
-
-static unsigned bits_for(unsigned n)
+struct kvm_cpuid2 *cpu_x86_guest_cpuid(int vcpu_fd, const struct kvm_cpuid2 *supported,
+				       bool tsc_deadline_timer, unsigned index, unsigned ncpus,
+				       struct vmm_err *err)
 {
-	unsigned b = 0;
-	while ((1u << b) < n)
-		b++;
-	return b;
-}
-
-/* One socket, one thread per core, one core per vCPU: APIC ID = index. */
-static void cpuid_patch_entry(struct kvm_cpuid_entry2 *e, unsigned index, unsigned ncpus)
-{
-	switch (e->function) {
-	case 1:
-		e->ebx = (e->ebx & 0x0000ffffu) | (index << 24) | ((ncpus & 0xff) << 16);
-		e->ecx |= CPUID_1_ECX_HYPERVISOR;
-		if (ncpus > 1)
-			e->edx |= CPUID_1_EDX_HTT;
-		else
-			e->edx &= ~CPUID_1_EDX_HTT;
-		break;
-	case 4:
-		/* EAX[31:26]: cores per package - 1; EAX[25:14]: logical CPUs
-		 * sharing this cache - 1 (only the last level is shared). */
-		e->eax &= 0x3fff;
-		e->eax |= (ncpus - 1) << 26;
-		if (((e->eax >> 5) & 7) >= 3)
-			e->eax |= (ncpus - 1) << 14;
-		break;
-	case 0xb:
-		e->edx = index;
-		if (e->index == 0) {
-			e->eax = 0;
-			e->ebx = 1;
-			e->ecx = (CPUID_B_LEVEL_SMT << 8) | 0;
-		} else if (e->index == 1) {
-			e->eax = bits_for(ncpus);
-			e->ebx = ncpus;
-			e->ecx = (CPUID_B_LEVEL_CORE << 8) | 1;
-		} else {
-			e->eax = e->ebx = 0;
-			e->ecx = e->index;
-		}
-		break;
-	case 0x80000008:
-		/* ECX[7:0]: number of cores - 1 (AMD). */
-		e->ecx = (e->ecx & ~0xffu) | ((ncpus - 1) & 0xff);
-		break;
-	default:
-		break;
+	struct kvm_cpuid2 *c = calloc(1, sizeof(*c) + (supported->nent + CPUID_MAX_ADDED) *
+						   sizeof(c->entries[0]));
+	if (!c) {
+		vmm_err_set(err, ENOMEM, "out of memory for CPUID");
+		return NULL;
 	}
-}
-
-#define CPUID_TIMING_LEAF 0x40000010
-#define KVM_LAPIC_BUS_KHZ 1000000   /* KVM's LAPIC timer counts at 1 GHz */
-
-void cpu_x86_build_cpuid(const struct kvm_cpuid2 *supported, unsigned index, unsigned ncpus,
-			 unsigned tsc_khz, struct kvm_cpuid2 *out)
-{
-	out->nent = 0;
-	bool have_hv_base = false;
-	for (unsigned i = 0; i < supported->nent; i++) {
-		struct kvm_cpuid_entry2 e = supported->entries[i];
-		/* Leaf 0x1F (V2 topology) would contradict 0xB unless patched
-		 * the same way; drop it so guests fall back to 0xB. */
-		if (e.function == 0x1f || e.function == CPUID_TIMING_LEAF)
-			continue;
-		if (e.function == 0x40000000 && tsc_khz) {
-			have_hv_base = true;
-			if (e.eax < CPUID_TIMING_LEAF)
-				e.eax = CPUID_TIMING_LEAF;
-		}
-		cpuid_patch_entry(&e, index, ncpus);
-		out->entries[out->nent++] = e;
-	}
-	if (have_hv_base)
-		out->entries[out->nent++] = (struct kvm_cpuid_entry2){
-			.function = CPUID_TIMING_LEAF, .eax = tsc_khz, .ebx = KVM_LAPIC_BUS_KHZ };
-}
-
-int cpu_x86_set_cpuid(int vcpu_fd, const struct kvm_cpuid2 *supported, unsigned index,
-		      unsigned ncpus, struct vmm_err *err)
-{
-	struct kvm_cpuid2 *c = calloc(1, sizeof(*c) + (supported->nent + 1) * sizeof(c->entries[0]));
-	if (!c)
-		return vmm_err_set(err, ENOMEM, "out of memory for CPUID");
+	struct cpuid_host host = { .tsc_deadline_timer = tsc_deadline_timer };
+	/* KVM_GET_TSC_KHZ fails (or says 0) when KVM does not know the rate:
+	 * then there is no timing leaf and the guest calibrates. */
 	int khz = ioctl(vcpu_fd, KVM_GET_TSC_KHZ);
-	cpu_x86_build_cpuid(supported, index, ncpus, khz > 0 ? (unsigned)khz : 0, c);
+	host.tsc_khz = khz > 0 ? (unsigned)khz : 0;
+	cpuid_host_brand(host.brand);
+	cpuid_build(supported, &host, index, ncpus, c);
+	return c;
+}
+
+int cpu_x86_set_cpuid(int vcpu_fd, const struct kvm_cpuid2 *supported, bool tsc_deadline_timer,
+		      unsigned index, unsigned ncpus, struct vmm_err *err)
+{
+	struct kvm_cpuid2 *c = cpu_x86_guest_cpuid(vcpu_fd, supported, tsc_deadline_timer, index,
+						   ncpus, err);
+	if (!c)
+		return -ENOMEM;
 	int rc = ioctl(vcpu_fd, KVM_SET_CPUID2, c) < 0 ? vmm_err_sys(err, errno, "KVM_SET_CPUID2 (vCPU %u)", index) : 0;
 	free(c);
 	return rc;
@@ -108,53 +43,94 @@ int cpu_x86_set_cpuid(int vcpu_fd, const struct kvm_cpuid2 *supported, unsigned 
 
 /* ---- MSRs ----------------------------------------------------------- */
 
-#define MSR_IA32_SYSENTER_CS     0x174
-#define MSR_IA32_SYSENTER_ESP    0x175
-#define MSR_IA32_SYSENTER_EIP    0x176
-#define MSR_IA32_MISC_ENABLE     0x1a0
-#define MSR_MTRR_DEF_TYPE        0x2ff
-#define MSR_STAR                 0xc0000081
-#define MSR_LSTAR                0xc0000082
-#define MSR_CSTAR                0xc0000083
-#define MSR_SYSCALL_MASK         0xc0000084
-#define MSR_KERNEL_GS_BASE       0xc0000102
-
+/* Everything else a fresh vCPU needs is KVM's reset state: SYSENTER_CS/ESP/
+ * EIP, STAR, LSTAR, CSTAR, SFMASK and KERNEL_GS_BASE are 0 after
+ * KVM_CREATE_VCPU (as after RESET), and both boot protocols enter with
+ * interrupts off, so no guest runs SYSCALL/SYSENTER before setting them. */
 #define MISC_ENABLE_FAST_STRING  1ULL
 #define MTRR_ENABLE              (1ULL << 11)
 #define MTRR_TYPE_WRBACK         6ULL
 
-static int msr_listed(const struct kvm_msr_list *l, unsigned index)
+static bool msr_listed(const struct kvm_msr_list *l, uint32_t index)
 {
 	for (unsigned i = 0; l && i < l->nmsrs; i++)
 		if (l->indices[i] == index)
-			return 1;
+			return true;
+	return false;
+}
+
+#define CPUID_1_EDX_MTRR (1u << 12)
+
+bool cpu_x86_msr_wanted(const struct kvm_cpuid2 *cpuid, const struct kvm_msr_list *listed,
+			uint32_t index)
+{
+	const struct kvm_cpuid_entry2 *leaf1 = NULL;
+	for (unsigned i = 0; i < cpuid->nent && !leaf1; i++)
+		if (cpuid->entries[i].function == 1)
+			leaf1 = &cpuid->entries[i];
+	switch (index) {
+	case MSR_IA32_MISC_ENABLE:
+		return cpuid_vendor_of(cpuid) == CPUID_VENDOR_INTEL && msr_listed(listed, index);
+	case MSR_MTRR_DEF_TYPE:
+		/* KVM_GET_MSR_INDEX_LIST never lists the MTRRs: KVM emulates
+		 * them whenever CPUID has MTRR (Firecracker goes by CPUID too). */
+		return leaf1 && (leaf1->edx & CPUID_1_EDX_MTRR);
+	default:
+		return false;
+	}
+}
+
+unsigned cpu_x86_boot_msrs(const struct kvm_cpuid2 *cpuid, const struct kvm_msr_list *listed,
+			   uint64_t misc_enable, struct kvm_msr_entry out[CPU_X86_BOOT_MSRS])
+{
+	unsigned n = 0;
+	/* IA32_MISC_ENABLE exists on Intel only. Firmware there turns fast
+	 * strings on (QEMU's reset value too), and Linux then prefers REP
+	 * MOVS/STOS. KVM's own bits stay: its reset value says BTS and PEBS
+	 * are unavailable, and the guest may not change those bits later. */
+	if (cpu_x86_msr_wanted(cpuid, listed, MSR_IA32_MISC_ENABLE))
+		out[n++] = (struct kvm_msr_entry){ .index = MSR_IA32_MISC_ENABLE,
+						   .data = misc_enable | MISC_ENABLE_FAST_STRING };
+	/* MTRRs on, default type write-back, as firmware leaves them (the
+	 * reset value is 0: MTRRs off, all memory uncached). */
+	if (cpu_x86_msr_wanted(cpuid, listed, MSR_MTRR_DEF_TYPE))
+		out[n++] = (struct kvm_msr_entry){ .index = MSR_MTRR_DEF_TYPE,
+						   .data = MTRR_ENABLE | MTRR_TYPE_WRBACK };
+	return n;
+}
+
+int cpu_x86_get_msr(int vcpu_fd, uint32_t index, uint64_t *value, struct vmm_err *err)
+{
+	struct {
+		struct kvm_msrs hdr;
+		struct kvm_msr_entry entry;
+	} m = { .hdr.nmsrs = 1, .entry.index = index };
+	int done = ioctl(vcpu_fd, KVM_GET_MSRS, &m);
+	if (done < 0)
+		return vmm_err_sys(err, errno, "KVM_GET_MSRS 0x%x", index);
+	if (done != 1)
+		return vmm_err_set(err, EINVAL, "KVM_GET_MSRS refused MSR 0x%x", index);
+	*value = m.entry.data;
 	return 0;
 }
 
-int cpu_x86_set_msrs(int vcpu_fd, const struct kvm_msr_list *supported, struct vmm_err *err)
+int cpu_x86_set_msrs(int vcpu_fd, const struct kvm_cpuid2 *cpuid, const struct kvm_msr_list *listed,
+		     struct vmm_err *err)
 {
-	static const struct { unsigned index; unsigned long long value; } boot_msrs[] = {
-		{ MSR_IA32_SYSENTER_CS, 0 },  { MSR_IA32_SYSENTER_ESP, 0 },
-		{ MSR_IA32_SYSENTER_EIP, 0 }, { MSR_STAR, 0 },
-		{ MSR_LSTAR, 0 },             { MSR_CSTAR, 0 },
-		{ MSR_SYSCALL_MASK, 0 },      { MSR_KERNEL_GS_BASE, 0 },
-		{ MSR_IA32_MISC_ENABLE, MISC_ENABLE_FAST_STRING },
-		/* Without MTRRs enabled, Linux maps all RAM uncached. */
-		{ MSR_MTRR_DEF_TYPE, MTRR_ENABLE | MTRR_TYPE_WRBACK },
-	};
-	enum { N = sizeof(boot_msrs) / sizeof(boot_msrs[0]) };
+	uint64_t misc_enable = 0;
+	if (cpu_x86_msr_wanted(cpuid, listed, MSR_IA32_MISC_ENABLE)) {
+		int rc = cpu_x86_get_msr(vcpu_fd, MSR_IA32_MISC_ENABLE, &misc_enable, err);
+		if (rc)
+			return rc;
+	}
 	struct {
 		struct kvm_msrs hdr;
-		struct kvm_msr_entry entry[N];
+		struct kvm_msr_entry entry[CPU_X86_BOOT_MSRS];
 	} m;
 	memset(&m, 0, sizeof(m));
-	for (unsigned i = 0; i < N; i++) {
-		if (!msr_listed(supported, boot_msrs[i].index))
-			continue;
-		m.entry[m.hdr.nmsrs].index = boot_msrs[i].index;
-		m.entry[m.hdr.nmsrs].data = boot_msrs[i].value;
-		m.hdr.nmsrs++;
-	}
+	m.hdr.nmsrs = cpu_x86_boot_msrs(cpuid, listed, misc_enable, m.entry);
+	if (m.hdr.nmsrs == 0)
+		return 0;
 	int done = ioctl(vcpu_fd, KVM_SET_MSRS, &m);
 	if (done < 0)
 		return vmm_err_sys(err, errno, "KVM_SET_MSRS");

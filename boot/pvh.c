@@ -19,10 +19,14 @@ _Static_assert(sizeof(struct hvm_start_info) == 56, "hvm_start_info v1 is 56 byt
 _Static_assert(sizeof(struct hvm_modlist_entry) == 32, "hvm_modlist_entry is 32 bytes");
 _Static_assert(sizeof(struct hvm_memmap_table_entry) == 24, "memmap entry is 24 bytes");
 _Static_assert(PVH_MODLIST_ADDR >= BOOT_PVH_INFO_ADDR + sizeof(struct hvm_start_info) &&
-	       PVH_MEMMAP_ADDR >= PVH_MODLIST_ADDR + sizeof(struct hvm_modlist_entry) &&
-	       PVH_MEMMAP_ADDR + E820_MAX_RANGES * sizeof(struct hvm_memmap_table_entry)
-		       <= BOOT_PVH_INFO_ADDR + PAGE_SIZE,
-	       "start info, module list and memory map share one page");
+	       PVH_MEMMAP_ADDR >= PVH_MODLIST_ADDR + PVH_MAX_MODULES * sizeof(struct hvm_modlist_entry) &&
+	       PVH_DTB_NAME_ADDR >= PVH_MEMMAP_ADDR +
+		       E820_MAX_RANGES * sizeof(struct hvm_memmap_table_entry) &&
+	       PVH_DTB_NAME_ADDR + sizeof(PVH_DTB_NAME) <= BOOT_PVH_INFO_ADDR + PAGE_SIZE,
+	       "start info, module list, memory map and module name share one page");
+_Static_assert(BOOT_FDT_ADDR >= BOOT_CMDLINE_ADDR + BOOT_CMDLINE_MAX &&
+	       BOOT_FDT_ADDR + BOOT_FDT_MAX <= BOOT_EBDA_START,
+	       "the device tree sits in base memory between the command line and the EBDA");
 
 /* The ELF header fields the loader uses, for either class. */
 struct elf_file {
@@ -311,6 +315,60 @@ static int pvh_place_initrd(const struct guest_mem *mem, const struct segment *s
 			   "next to the kernel", size, (unsigned long long)guest_mem_low_end(mem));
 }
 
+/* The device tree must fit its slot, and the slot must be RAM. Checked
+ * before anything is written. */
+static int pvh_check_fdt(const struct guest_mem *mem, const struct boot_request *req,
+			 struct vmm_err *err)
+{
+	if (!req->fdt)
+		return 0;
+	if (req->fdt_size == 0 || req->fdt_size > BOOT_FDT_MAX)
+		return vmm_err_set(err, E2BIG, "device tree of %zu bytes: the PVH slot at 0x%llx holds 1 to %d",
+				   req->fdt_size, (unsigned long long)BOOT_FDT_ADDR, BOOT_FDT_MAX);
+	if (!guest_mem_ptr(mem, BOOT_FDT_ADDR, req->fdt_size))
+		return vmm_err_set(err, EFAULT, "device tree at 0x%llx is outside guest RAM",
+				   (unsigned long long)BOOT_FDT_ADDR);
+	return 0;
+}
+
+/* The initrd (module 0) and the device tree (module 1, named PVH_DTB_NAME)
+ * into guest memory, and the module list into info. Linux's PVH entry
+ * (arch/x86/platform/pvh/enlighten.c) takes module 0 as its initrd
+ * whatever it is, so the device tree is never module 0: without an initrd
+ * module 0 is empty, which Linux reads as "no initrd" (ramdisk_image and
+ * ramdisk_size 0). Linux ignores every other module. */
+static int pvh_write_modules(const struct guest_mem *mem, const struct boot_request *req,
+			     uint64_t initrd_addr, struct hvm_start_info *info, struct vmm_err *err)
+{
+	struct hvm_modlist_entry mods[PVH_MAX_MODULES];
+	unsigned n = 0;
+	memset(mods, 0, sizeof(mods));
+	if (initrd_addr) {
+		if (!guest_mem_write(mem, initrd_addr, req->initrd, req->initrd_size))
+			return vmm_err_set(err, EFAULT, "initrd at 0x%llx is outside guest RAM",
+					   (unsigned long long)initrd_addr);
+		mods[n++] = (struct hvm_modlist_entry){ .paddr = initrd_addr, .size = req->initrd_size };
+	}
+	if (req->fdt) {
+		if (n == 0)
+			n++;   /* the empty module 0 (mods[] is zeroed) */
+		/* pvh_check_fdt() proved the slot is RAM and big enough. */
+		if (!guest_mem_write(mem, BOOT_FDT_ADDR, req->fdt, req->fdt_size) ||
+		    !guest_mem_write(mem, PVH_DTB_NAME_ADDR, PVH_DTB_NAME, sizeof(PVH_DTB_NAME)))
+			return vmm_err_set(err, EFAULT, "device tree at 0x%llx is outside guest RAM",
+					   (unsigned long long)BOOT_FDT_ADDR);
+		mods[n++] = (struct hvm_modlist_entry){ .paddr = BOOT_FDT_ADDR, .size = req->fdt_size,
+							.cmdline_paddr = PVH_DTB_NAME_ADDR };
+	}
+	if (n == 0)
+		return 0;
+	if (!guest_mem_write(mem, PVH_MODLIST_ADDR, mods, n * sizeof(mods[0])))
+		return vmm_err_set(err, EFAULT, "PVH module list is outside guest RAM");
+	info->nr_modules = n;
+	info->modlist_paddr = PVH_MODLIST_ADDR;
+	return 0;
+}
+
 int pvh_load(const struct guest_mem *mem, const struct boot_request *req,
 	     struct boot_entry *entry, struct vmm_err *err)
 {
@@ -336,6 +394,9 @@ int pvh_load(const struct guest_mem *mem, const struct boot_request *req,
 		return vmm_err_set(err, ENOEXEC, "%s: PVH entry 0x%x is not inside any PT_LOAD segment",
 				   name, pvh_entry);
 
+	ret = pvh_check_fdt(mem, req, err);
+	if (ret < 0)
+		return ret;
 	uint64_t initrd_addr = 0;
 	if (req->initrd && req->initrd_size) {
 		ret = pvh_place_initrd(mem, segs, nsegs, req->initrd_size, &initrd_addr, err);
@@ -366,16 +427,9 @@ int pvh_load(const struct guest_mem *mem, const struct boot_request *req,
 		.memmap_paddr = PVH_MEMMAP_ADDR,
 		.memmap_entries = (uint32_t)nmap,
 	};
-	if (initrd_addr) {
-		if (!guest_mem_write(mem, initrd_addr, req->initrd, req->initrd_size))
-			return vmm_err_set(err, EFAULT, "initrd at 0x%llx is outside guest RAM",
-					   (unsigned long long)initrd_addr);
-		struct hvm_modlist_entry mod = { .paddr = initrd_addr, .size = req->initrd_size };
-		if (!guest_mem_write(mem, PVH_MODLIST_ADDR, &mod, sizeof(mod)))
-			return vmm_err_set(err, EFAULT, "PVH module list is outside guest RAM");
-		info.nr_modules = 1;
-		info.modlist_paddr = PVH_MODLIST_ADDR;
-	}
+	ret = pvh_write_modules(mem, req, initrd_addr, &info, err);
+	if (ret < 0)
+		return ret;
 	struct hvm_memmap_table_entry memmap[E820_MAX_RANGES];
 	memset(memmap, 0, sizeof(memmap));
 	for (int i = 0; i < nmap; i++)

@@ -47,8 +47,16 @@ struct hvm_memmap_table_entry {
 };
 
 /* Layout inside the page at BOOT_PVH_INFO_ADDR. */
-#define PVH_MODLIST_ADDR  (BOOT_PVH_INFO_ADDR + 0x40)   /* module 0: the initrd */
+#define PVH_MODLIST_ADDR  (BOOT_PVH_INFO_ADDR + 0x40)   /* PVH_MAX_MODULES entries */
 #define PVH_MEMMAP_ADDR   (BOOT_PVH_INFO_ADDR + 0x80)
+#define PVH_DTB_NAME_ADDR (BOOT_PVH_INFO_ADDR + 0x100)  /* the DTB module's cmdline */
+
+/* Modules: 0 is the initrd (Linux's PVH entry takes module 0 as its initrd,
+ * always), 1 the device tree, whose module cmdline is PVH_DTB_NAME. With a
+ * device tree but no initrd, module 0 is empty (paddr 0, size 0): Linux
+ * then sees ramdisk_image = ramdisk_size = 0, i.e. no initrd. */
+#define PVH_MAX_MODULES   2
+#define PVH_DTB_NAME      "dtb"
 
 #define PVH_MAX_SEGMENTS  32   /* PT_LOAD segments accepted */
 
@@ -58,8 +66,9 @@ struct hvm_memmap_table_entry {
 int pvh_find_entry(const uint8_t *elf, size_t size, const char *name, uint32_t *entry,
 		   struct vmm_err *err);
 
-/* Load req->kernel (an x86 ELF with a PVH note), the initrd as module 0 and
- * the command line, write the hvm_start_info, and fill entry for
+/* Load req->kernel (an x86 ELF with a PVH note), the initrd as module 0, the
+ * device tree at BOOT_FDT_ADDR as module 1 and the command line, write the
+ * hvm_start_info, and fill entry for
  * BOOT_MODE_PROT32. Nothing is written to guest memory unless every segment
  * checks out. Does not write the MP table (boot_load does). */
 int pvh_load(const struct guest_mem *mem, const struct boot_request *req,

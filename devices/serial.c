@@ -351,8 +351,9 @@ static void *serial_input_main(void *arg)
 		while (s->rx_count == RX_FIFO_SIZE && !s->stopping)
 			pthread_cond_wait(&s->rx_space, &s->lock);
 		unsigned room = RX_FIFO_SIZE - s->rx_count;
+		bool stopping = s->stopping;
 		pthread_mutex_unlock(&s->lock);
-		if (s->stopping)
+		if (stopping)
 			break;
 
 		uint8_t buf[RX_FIFO_SIZE];

@@ -77,6 +77,7 @@ enum minivmm_serial_mode {
 enum minivmm_net_backend {
 	MINIVMM_NET_TAP,      /* a tap device, one fd (IFF_MULTI_QUEUE queue) per queue pair */
 	MINIVMM_NET_PACKET,   /* AF_PACKET sockets bound to a host interface */
+	MINIVMM_NET_XDP,      /* AF_XDP sockets on a host interface's queues; UMEM = guest RAM */
 };
 
 enum minivmm_net_engine {
@@ -114,6 +115,8 @@ struct minivmm_net_config {
 	unsigned fanout;          /* PACKET_FANOUT_HASH (0), _LB (1), _CPU (2), _QM (5) */
 	int rx_recv;              /* 0: TPACKET_V3 ring (default); 1: readv per frame */
 	int qdisc_bypass;         /* PACKET_QDISC_BYPASS on transmit (default 1) */
+	/* xdp backend only */
+	int xdp_zero_copy;        /* bind in zero-copy mode (needs driver support); 0: copy mode */
 };
 
 struct minivmm_config {
@@ -259,6 +262,8 @@ struct minivmm_queue_stats {          /* one queue pair */
 	uint64_t rx_filtered;         /* frames the guest's RX filter did not want */
 	uint64_t backend_drops;       /* counted by the backend (packet socket) */
 	uint64_t rx_errors, tx_errors;
+	uint64_t tx_dropped;          /* guest frames dropped while the backend was gone */
+	uint64_t rx_gso_cut;          /* GSO frames cut into segments for a guest without TSO */
 };
 
 struct minivmm_worker_stats {         /* one data-path worker thread */
@@ -267,6 +272,7 @@ struct minivmm_worker_stats {         /* one data-path worker thread */
 	unsigned queues;              /* queue pairs it serves */
 	uint64_t cpu_ns;              /* CPU time so far */
 	uint64_t voluntary_switches, involuntary_switches;
+	char io_uring[96];            /* what its io_uring got: "taskrun=defer fixed-files=on ..."; "" for epoll */
 };
 
 struct minivmm_net_stats {
@@ -288,6 +294,7 @@ struct minivmm_net_stats {
 	unsigned queue_pairs;         /* pairs the device offers */
 	unsigned active_pairs;        /* pairs carrying traffic */
 	unsigned nr_workers;          /* worker threads now (0 before the driver is up) */
+	int link_up;                  /* the backend's interface is there (config status LINK_UP) */
 	unsigned nr_queues;           /* entries written to queues[] */
 	unsigned nr_worker_entries;   /* entries written to workers[] */
 	uint64_t ctrl_commands, ctrl_errors;  /* control-queue commands, refused ones */
@@ -318,6 +325,22 @@ MINIVMM_API int minivmm_net_stats(struct minivmm *vm, unsigned index, struct min
 /* Print every network device's statistics, as minivmm --stats does: a
  * table, or one JSON line {"net":[...]} (json != 0). */
 MINIVMM_API void minivmm_print_stats(struct minivmm *vm, FILE *out, int json);
+
+/* Write the VM's flattened device tree (the DTB a PVH guest receives as a
+ * boot module; docs/boot.md) to the file at path, replacing it. Returns 0,
+ * or a negative errno with one line in errbuf. */
+MINIVMM_API int minivmm_write_dtb(const struct minivmm *vm, const char *path, char *errbuf,
+				  size_t errlen);
+
+/* What a guest's CPU looks like on this host, without running a guest
+ * (minivmm --cpuid-dump; docs/cpu.md). Opens /dev/kvm and creates a VM and
+ * vCPU 0 of ncpus (0: 1) as a run would. */
+enum minivmm_cpuid_dump_what {
+	MINIVMM_CPUID_DUMP_GUEST = 1,      /* the CPUID vCPU 0 gets, what differs from KVM's and why, the boot MSRs */
+	MINIVMM_CPUID_DUMP_SUPPORTED = 2,  /* KVM_GET_SUPPORTED_CPUID as it is */
+};
+MINIVMM_API int minivmm_cpuid_dump(FILE *out, enum minivmm_cpuid_dump_what what, unsigned ncpus,
+				   char *errbuf, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -1,9 +1,14 @@
 #include "net/datapath.h"
 
+#include "net/gso.h"
+
 #include <errno.h>
 #include <linux/virtio_net.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct dp_queue *dp_queue_create(struct net_queue_pair *qp)
 {
@@ -32,6 +37,7 @@ void dp_queue_free(struct dp_queue *q)
 {
 	if (!q)
 		return;
+	free(q->gso_scratch);
 	free(q->rx_chain);
 	free(q->rx_free);
 	free(q->rx_empty);
@@ -39,43 +45,125 @@ void dp_queue_free(struct dp_queue *q)
 	free(q);
 }
 
-static void dp_fail(struct dp_queue *q, void *ring)
+static void dp_fail_why(struct dp_queue *q, const char *why)
 {
 	if (q->broken)
 		return;
 	q->broken = true;
-	q->qp->guest->fail(q->qp->guest->opaque, q->ops->error(ring));
+	q->qp->guest->fail(q->qp->guest->opaque, why);
+}
+
+static void dp_fail(struct dp_queue *q, void *ring)
+{
+	dp_fail_why(q, q->ops->error(ring));
+}
+
+/* ---- messages ------------------------------------------------------------- */
+
+#define DP_LOG_INTERVAL_NS 1000000000ull
+
+static uint64_t dp_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void dp_log(struct dp_queue *q, const char *fmt, ...)
+{
+	const struct net_guest *g = q->qp->guest;
+	if (!g->log)
+		return;
+	uint64_t now = dp_now_ns();
+	if (now < q->log_limit.next_ns) {
+		q->log_limit.suppressed++;
+		return;
+	}
+	char msg[200], line[300];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (q->log_limit.suppressed)
+		snprintf(line, sizeof(line), "queue pair %u: %s (%u similar suppressed)", q->qp->index, msg,
+			 q->log_limit.suppressed);
+	else
+		snprintf(line, sizeof(line), "queue pair %u: %s", q->qp->index, msg);
+	q->log_limit.next_ns = now + DP_LOG_INTERVAL_NS;
+	q->log_limit.suppressed = 0;
+	g->log(g->opaque, line);
+}
+
+/* ---- backend faults --------------------------------------------------------- */
+
+bool dp_backend_error_is_fatal(int err)
+{
+	return err == EBADFD || err == ENXIO || err == ENODEV || err == ENETDOWN;
+}
+
+bool dp_backend_failed(struct dp_queue *q, int err)
+{
+	if (!dp_backend_error_is_fatal(err))
+		return false;
+	if (!q->backend_gone) {
+		q->backend_gone = true;
+		const struct net_guest *g = q->qp->guest;
+		if (g->backend_lost)
+			g->backend_lost(g->opaque, q->qp->index, -err);
+	}
+	return true;
 }
 
 /* ---- RX ------------------------------------------------------------------ */
 
-/* A chain slot holding an unused guest buffer: from the pool, or freshly
- * popped from the ring. Returns -1 when none (or the ring broke). */
-static int dp_rx_take_chain(struct dp_queue *q)
+enum dp_take {
+	DP_TAKE_OK,
+	DP_TAKE_EMPTY,     /* the guest has made no more buffers available */
+	DP_TAKE_NO_SLOT,   /* every slot holds a chain: only a finished read frees one */
+	DP_TAKE_BROKEN,
+};
+
+/* A receive buffer with no room for the header is useless: hand it back
+ * empty rather than stall on it. */
+static bool dp_rx_chain_usable(const struct dp_queue *q, const struct guest_chain *c)
 {
-	if (q->rx_nr_free)
-		return q->rx_free[--q->rx_nr_free];
-	if (!q->rx_nr_empty)
-		return -1;
-	uint16_t slot = q->rx_empty[q->rx_nr_empty - 1];
-	int rc = q->ops->pop(q->qp->rx.ring, &q->rx_chain[slot]);
-	if (rc < 0) {
-		dp_fail(q, q->qp->rx.ring);
-		return -1;
-	}
-	if (rc == 0)
-		return -1;
-	q->rx_nr_empty--;
-	if (q->rx_chain[slot].nr_writable == 0 ||
-	    q->rx_chain[slot].writable_len < q->qp->vnet_hdr_len) {
-		/* A receive buffer with no room for the header is useless;
-		 * hand it back empty rather than stall on it. */
-		q->ops->push(q->qp->rx.ring, q->rx_chain[slot].head, 0);
+	return c->nr_writable > 0 && c->writable_len >= q->qp->vnet_hdr_len;
+}
+
+/* A chain slot holding an unused guest buffer: from the pool, or freshly
+ * popped from the ring. Useless chains are returned on the way; there are
+ * at most rx_ring_size of them outstanding, so the loop ends. */
+static enum dp_take dp_rx_take_chain(struct dp_queue *q, uint16_t *slot)
+{
+	for (unsigned skipped = 0; skipped <= q->qp->rx_ring_size; skipped++) {
+		if (q->rx_nr_free) {
+			*slot = q->rx_free[--q->rx_nr_free];
+			return DP_TAKE_OK;
+		}
+		if (!q->rx_nr_empty)
+			return DP_TAKE_NO_SLOT;
+		uint16_t s = q->rx_empty[q->rx_nr_empty - 1];
+		int rc = q->ops->pop(q->qp->rx.ring, &q->rx_chain[s]);
+		if (rc < 0) {
+			dp_fail(q, q->qp->rx.ring);
+			return DP_TAKE_BROKEN;
+		}
+		if (rc == 0)
+			return DP_TAKE_EMPTY;
+		if (dp_rx_chain_usable(q, &q->rx_chain[s])) {
+			q->rx_nr_empty--;
+			*slot = s;
+			return DP_TAKE_OK;
+		}
+		dp_log(q, "RX buffer (head %u) without a writable part of at least %u bytes: returned unused",
+		       q->rx_chain[s].head, q->qp->vnet_hdr_len);
+		q->ops->push(q->qp->rx.ring, q->rx_chain[s].head, 0);
 		q->rx_dirty = true;
-		q->rx_empty[q->rx_nr_empty++] = slot;
-		return dp_rx_take_chain(q);
 	}
-	return slot;
+	/* More useless chains than the ring holds without running dry: only
+	 * a ring that hands out what it does not have does that. */
+	dp_fail_why(q, "RX ring keeps handing out buffers without room for a header");
+	return DP_TAKE_BROKEN;
 }
 
 static void dp_rx_return_chain(struct dp_queue *q, uint16_t slot)
@@ -106,40 +194,68 @@ static bool dp_rx_wait_for_buffers(struct dp_queue *q)
 	return true;
 }
 
+static void dp_read_give_back(struct dp_queue *q, struct dp_read *r)
+{
+	for (unsigned i = 0; i < r->nr_chains; i++)
+		dp_rx_return_chain(q, r->slot[i]);
+	r->nr_chains = 0;
+}
+
 /* Gather guest RX chains into *r until `want` bytes fit. Returns 1 with
- * chains (maybe fewer than wanted, when nothing else can free any), 0 when
- * waiting for the guest is better (kicks enabled), -1 if the ring broke. */
+ * chains (maybe fewer than wanted, when nothing else can free any, or when
+ * the read cannot take more: r->full), 0 when waiting is better (for the
+ * guest: kicks enabled; or for a read in flight to finish), -1 if broken.
+ * Every pass either takes a chain or returns, and the ring hands out at most
+ * rx_ring_size chains before it runs dry, so this ends; the bound below
+ * makes sure of it even for a ring that claims buffers it never gives. */
 static int dp_rx_gather(struct dp_queue *q, struct dp_read *r, uint32_t want)
 {
 	if (q->broken)
 		return -1;
 	r->nr_chains = r->nr_iov = 0;
 	r->capacity = 0;
+	r->full = false;
+	unsigned passes = 2u * q->qp->rx_ring_size + 2;
 	while (r->capacity < want) {
-		int slot = dp_rx_take_chain(q);
-		if (slot < 0) {
-			if (q->broken)
-				goto give_back;
-			if (r->nr_chains && q->rx_reads_inflight == 0)
-				break;   /* nothing else will free chains: use what we have */
-			if (dp_rx_wait_for_buffers(q))
-				goto give_back;
-			continue;
+		if (passes-- == 0) {
+			dp_fail_why(q, "RX ring reports buffers it does not hand out");
+			dp_read_give_back(q, r);
+			return -1;
 		}
-		if (!dp_read_add_chain(r, &q->rx_chain[slot], (uint16_t)slot)) {
-			dp_rx_return_chain(q, (uint16_t)slot);
-			break;
+		uint16_t slot;
+		switch (dp_rx_take_chain(q, &slot)) {
+		case DP_TAKE_OK:
+			if (!dp_read_add_chain(r, &q->rx_chain[slot], slot)) {
+				dp_rx_return_chain(q, slot);
+				r->full = true;
+				goto ready;
+			}
+			continue;
+		case DP_TAKE_BROKEN:
+			dp_read_give_back(q, r);
+			return -1;
+		case DP_TAKE_NO_SLOT:
+			if (q->rx_reads_inflight == 0)
+				goto ready;   /* every slot is in this read: it is all there is */
+			/* Work may be pending, but the other slots are in reads
+			 * in flight: a completion brings us back. No kick can
+			 * help, so none is asked for. */
+			dp_read_give_back(q, r);
+			return 0;
+		case DP_TAKE_EMPTY:
+			if (r->nr_chains && q->rx_reads_inflight == 0)
+				goto ready;   /* nothing else will free chains: use what we have */
+			if (dp_rx_wait_for_buffers(q)) {
+				dp_read_give_back(q, r);
+				return 0;
+			}
+			continue;     /* buffers raced in as kicks were enabled */
 		}
 	}
+ready:
 	q->rx_waiting_kick = false;
 	q->ops->disable_kicks(q->qp->rx.ring);
 	return 1;
-
-give_back:
-	for (unsigned i = 0; i < r->nr_chains; i++)
-		dp_rx_return_chain(q, r->slot[i]);
-	r->nr_chains = 0;
-	return q->broken ? -1 : 0;
 }
 
 int dp_rx_prepare(struct dp_queue *q, struct dp_read *r)
@@ -189,6 +305,20 @@ static bool dp_read_peek(const struct dp_read *r, size_t off, uint8_t *out, size
 	return len == 0;
 }
 
+/* Why a frame bigger than the guest's buffers came: a GSO frame for a guest
+ * without TSO can only come from a packet socket read with rx=recv (the
+ * ring path cuts those; a tap sends GSO frames only to a guest with TSO). */
+static void dp_rx_explain_oversized(struct dp_queue *q, const struct dp_read *r, uint32_t n)
+{
+	uint8_t gso_type = 0;
+	if (dp_read_peek(r, offsetof(struct virtio_net_hdr_v1, gso_type), &gso_type, 1) &&
+	    gso_type != VIRTIO_NET_HDR_GSO_NONE)
+		dp_log(q, "%u-byte GSO frame for a guest without TSO dropped: reads straight into guest "
+		       "buffers cannot cut it (packet backend: use rx=ring)", n);
+	else
+		dp_log(q, "%u-byte frame larger than the guest's %u bytes of buffers dropped", n, r->capacity);
+}
+
 static bool dp_rx_wanted(struct dp_queue *q, const struct dp_read *r)
 {
 	const struct net_guest *g = q->qp->guest;
@@ -228,6 +358,8 @@ void dp_rx_complete(struct dp_queue *q, struct dp_read *r, ssize_t n)
 			NET_STAT_ADD(q->qp, rx_errors, 1);
 		else if (n >= 0)
 			NET_STAT_ADD(q->qp, rx_dropped, 1);   /* runt, or bigger than the buffers */
+		if (n > 0 && (uint32_t)n > r->capacity)
+			dp_rx_explain_oversized(q, r, (uint32_t)n);
 		for (unsigned i = 0; i < r->nr_chains; i++)
 			dp_rx_return_chain(q, r->slot[i]);
 		r->nr_chains = 0;
@@ -244,31 +376,87 @@ void dp_rx_complete(struct dp_queue *q, struct dp_read *r, ssize_t n)
 	r->nr_chains = 0;
 }
 
+static void dp_rx_copy_in(struct dp_read *r, const uint8_t *frame, uint32_t len)
+{
+	uint32_t off = 0;
+	for (unsigned i = 0; i < r->nr_iov && off < len; i++) {
+		uint32_t take = len - off < r->iov[i].iov_len ? len - off : (uint32_t)r->iov[i].iov_len;
+		memcpy(r->iov[i].iov_base, frame + off, take);
+		off += take;
+	}
+}
+
 int dp_rx_deliver(struct dp_queue *q, const uint8_t *frame, uint32_t len)
 {
 	struct dp_read r;
-	int rc = dp_rx_gather(q, &r, q->qp->mrg_rxbuf ? len : 1);
-	if (rc <= 0)
-		return rc;
-	if (r.capacity < len) {
-		if (q->qp->mrg_rxbuf && q->rx_nr_free + r.nr_chains < q->qp->rx_ring_size) {
-			/* More buffers will come: wait rather than drop. */
-			for (unsigned i = 0; i < r.nr_chains; i++)
-				dp_rx_return_chain(q, r.slot[i]);
-			return dp_rx_wait_for_buffers(q) ? 0 : dp_rx_deliver(q, frame, len);
-		}
-		q->rx_reads_inflight++;
-		dp_rx_complete(q, &r, (ssize_t)len);   /* too big for the buffers: dropped, counted */
-		return 1;
+	/* A pass that does not end the loop waited for buffers the guest
+	 * posted as kicks were enabled, so the next one holds more chains: at
+	 * most rx_ring_size passes. `pass` bounds it even for a lying ring. */
+	for (unsigned pass = 0;; pass++) {
+		int rc = dp_rx_gather(q, &r, q->qp->mrg_rxbuf ? len : 1);
+		if (rc <= 0)
+			return rc;
+		if (r.capacity >= len)
+			break;
+		/* Too small. More buffers help only with MRG_RXBUF, while the read
+		 * can take more chains and the guest can still post some. */
+		bool may_grow = q->qp->mrg_rxbuf && !r.full && pass < q->qp->rx_ring_size &&
+				q->rx_nr_free + r.nr_chains < q->qp->rx_ring_size;
+		if (!may_grow)
+			break;   /* no buffers the guest can give will hold it */
+		dp_read_give_back(q, &r);
+		if (dp_rx_wait_for_buffers(q))
+			return 0;
 	}
-	uint32_t off = 0;
-	for (unsigned i = 0; i < r.nr_iov && off < len; i++) {
-		uint32_t take = len - off < r.iov[i].iov_len ? len - off : (uint32_t)r.iov[i].iov_len;
-		memcpy(r.iov[i].iov_base, frame + off, take);
-		off += take;
-	}
+	if (r.capacity >= len)
+		dp_rx_copy_in(&r, frame, len);
 	q->rx_reads_inflight++;   /* dp_rx_complete accounts one finished read */
-	dp_rx_complete(q, &r, (ssize_t)len);
+	dp_rx_complete(q, &r, (ssize_t)len);   /* bigger than the buffers: dropped, counted */
+	return 1;
+}
+
+struct dp_gso_emit_ctx {
+	struct dp_queue *q;
+	unsigned *done;
+	int rc;           /* what dp_rx_deliver said when it stopped us */
+};
+
+static int dp_gso_emit(void *opaque, const uint8_t *frame, uint32_t len)
+{
+	struct dp_gso_emit_ctx *c = opaque;
+	int rc = dp_rx_deliver(c->q, frame, len);
+	if (rc <= 0) {
+		c->rc = rc;
+		return 0;
+	}
+	(*c->done)++;
+	return 1;
+}
+
+int dp_rx_deliver_frame(struct dp_queue *q, const uint8_t *frame, uint32_t len, unsigned *segs_done)
+{
+	const struct net_queue_pair *qp = q->qp;
+	struct virtio_net_hdr_v1 h = { .gso_type = VIRTIO_NET_HDR_GSO_NONE };
+	if (len >= sizeof(h))
+		memcpy(&h, frame, sizeof(h));
+	if (gso_guest_takes(h.gso_type, qp->guest_tso4, qp->guest_tso6, qp->guest_ecn))
+		return dp_rx_deliver(q, frame, len);
+	if (!q->gso_scratch)
+		q->gso_scratch = malloc(DP_GSO_SCRATCH);
+	struct dp_gso_emit_ctx c = { .q = q, .done = segs_done, .rc = 1 };
+	int n = q->gso_scratch ? gso_segment(frame, len, *segs_done, q->gso_scratch, DP_GSO_SCRATCH,
+					     dp_gso_emit, &c)
+			       : -ENOMEM;
+	if (n < 0) {
+		NET_STAT_ADD(q->qp, rx_dropped, 1);
+		dp_log(q, "GSO frame (type %u, %u bytes) that the guest cannot take and minivmm cannot cut: dropped",
+		       h.gso_type, len);
+	} else if (n == 0) {
+		return c.rc;   /* out of guest buffers (0) or a broken ring (-1): resume later */
+	} else {
+		NET_STAT_ADD(q->qp, rx_gso_cut, 1);
+	}
+	*segs_done = 0;
 	return 1;
 }
 
@@ -304,6 +492,8 @@ int dp_tx_pop(struct dp_queue *q, struct guest_chain *c)
 			if (c->readable_len <= q->qp->vnet_hdr_len || c->nr_writable) {
 				/* No frame after the header, or writable parts in a
 				 * TX chain: not a frame. Return it and go on. */
+				dp_log(q, "TX chain (head %u) is not a frame (%u readable bytes, %u writable parts): returned unused",
+				       c->head, c->readable_len, c->nr_writable);
 				q->ops->push(q->qp->tx.ring, c->head, 0);
 				q->tx_dirty = true;
 				NET_STAT_ADD(q->qp, tx_errors, 1);
@@ -334,6 +524,16 @@ void dp_tx_complete(struct dp_queue *q, const struct guest_chain *c, ssize_t n)
 	}
 	NET_STAT_ADD(q->qp, tx_frames, 1);
 	NET_STAT_ADD(q->qp, tx_bytes, c->readable_len - q->qp->vnet_hdr_len);
+}
+
+void dp_tx_drop_all(struct dp_queue *q)
+{
+	struct guest_chain c;
+	while (dp_tx_pop(q, &c) > 0) {
+		q->ops->push(q->qp->tx.ring, c.head, 0);
+		q->tx_dirty = true;
+		NET_STAT_ADD(q->qp, tx_dropped, 1);
+	}
 }
 
 void dp_tx_kicked(struct dp_queue *q)

@@ -25,6 +25,7 @@ struct dp_read {
 	struct iovec iov[DP_READ_MAX_IOV];
 	unsigned nr_iov;
 	uint32_t capacity;                       /* bytes of guest buffers in iov */
+	bool full;                               /* no more chains fit (chain or iovec limit) */
 };
 
 struct dp_queue {
@@ -44,7 +45,15 @@ struct dp_queue {
 	bool tx_waiting_kick;
 	bool rx_dirty, tx_dirty;                 /* used entries pushed, not yet published */
 	bool broken;
+	/* The backend fd failed for good (the interface is gone): no I/O on it
+	 * until the device reopens the backend and clears this (workers are
+	 * stopped then). TX frames are dropped meanwhile, RX buffers kept. */
+	bool backend_gone;
+	struct dp_log_limit { uint64_t next_ns; unsigned suppressed; } log_limit;
+	uint8_t *gso_scratch;                    /* DP_GSO_SCRATCH, allocated on first use */
 };
+
+#define DP_GSO_SCRATCH (DP_DISCARD_BYTES + 256)
 
 /* The data-path state of a queue pair outlives its worker threads (the
  * device restarts workers when it reconfigures), so buffers held for the
@@ -66,6 +75,13 @@ void dp_rx_complete(struct dp_queue *q, struct dp_read *r, ssize_t n);
  * buffers (RX kicks enabled: call again after the RX kick), -1 broken. */
 int dp_rx_deliver(struct dp_queue *q, const uint8_t *frame, uint32_t len);
 
+/* The same for a frame that may be GSO (a packet socket's): one the guest
+ * cannot take as it is gets cut into segments (net/gso.h), each delivered;
+ * *segs_done counts those delivered so a call that ran out of guest buffers
+ * (returned 0) resumes where it stopped. It goes back to 0 when the frame is
+ * done (returned 1). */
+int dp_rx_deliver_frame(struct dp_queue *q, const uint8_t *frame, uint32_t len, unsigned *segs_done);
+
 /* Next TX chain: 1, 0 when the ring is empty (TX kicks enabled), -1 broken. */
 int dp_tx_pop(struct dp_queue *q, struct guest_chain *c);
 
@@ -82,5 +98,21 @@ bool dp_flush(struct dp_queue *q);
 
 /* Give back every chain held (device reset): used with length 0. */
 void dp_rx_release_all(struct dp_queue *q);
+
+/* Does this I/O error mean the backend is gone for good (tap deleted:
+ * EBADFD; packet socket without its device: ENXIO, ENODEV, ENETDOWN)? */
+bool dp_backend_error_is_fatal(int err);
+
+/* The backend failed with -err: if fatal, stop using it (backend_gone) and
+ * tell the device once. Returns true if it was fatal. */
+bool dp_backend_failed(struct dp_queue *q, int err);
+
+/* While the backend is gone: take the guest's TX frames and drop them,
+ * counted, so its ring keeps moving. */
+void dp_tx_drop_all(struct dp_queue *q);
+
+/* A line for the user about this queue pair, at most one per second (the
+ * rest counted and mentioned in the next line that gets through). */
+void dp_log(struct dp_queue *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -18,6 +18,7 @@ struct pkt_ring {
 	unsigned frames_left;        /* frames not yet taken from it, 0: not started */
 	uint8_t *frame;              /* next frame in the current block */
 	bool guest_csum;             /* the guest takes NEEDS_CSUM frames */
+	unsigned gso_done;           /* segments of the current frame already delivered */
 };
 
 /* Deliver ready frames to the guest. Returns 1 if it stopped because the

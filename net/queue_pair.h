@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "base/guest_chain.h"
+#include "net/backend.h"
 
 /* How the data path works a guest ring (a virtqueue, device side). */
 struct net_ring_ops {
@@ -26,7 +27,6 @@ struct net_ring_ops {
 };
 
 struct dp_queue;
-struct pkt_ring;
 
 struct net_ring {
 	void *ring;
@@ -41,6 +41,12 @@ struct net_guest {
 	void (*fail)(void *opaque, const char *why);  /* ring broken: device needs reset */
 	/* RX filter (promiscuous mode, MAC tables): deliver a frame for dst? */
 	bool (*rx_accept)(void *opaque, const uint8_t *dst_mac);
+	/* The backend behind queue pair `qp` is gone (-errno: the interface was
+	 * deleted, its socket lost its device): the worker has stopped using its
+	 * fd. Called once per loss, from the worker thread. */
+	void (*backend_lost)(void *opaque, unsigned qp, int err);
+	/* One line for the user (rate-limited by the caller). */
+	void (*log)(void *opaque, const char *line);
 };
 
 /* Counters. Written only by the worker serving the pair (plain stores of
@@ -53,7 +59,9 @@ struct net_queue_stats {
 	uint64_t rx_no_buffer;     /* times RX stopped for lack of guest buffers */
 	uint64_t rx_dropped;       /* frames larger than the buffers they were read into */
 	uint64_t rx_filtered;      /* frames the guest's RX filter did not want */
+	uint64_t rx_gso_cut;       /* GSO frames cut into segments for a guest without TSO */
 	uint64_t tx_errors, rx_errors;
+	uint64_t tx_dropped;       /* guest frames dropped while the backend was gone */
 	uint64_t backend_drops;    /* counted by the backend (packet socket) */
 };
 
@@ -61,12 +69,12 @@ struct net_queue_pair {
 	unsigned index;
 	struct net_ring rx, tx;
 	const struct net_guest *guest;
-	int fd;                    /* backend fd for this pair */
+	struct net_queue_io *io;   /* the backend's queue (fd, or its own rx/tx) */
 	uint32_t vnet_hdr_len;     /* 12: struct virtio_net_hdr_v1, both directions */
 	uint32_t rx_frame_max;     /* header + largest frame the backend may deliver */
 	bool mrg_rxbuf;            /* a frame may span several RX chains */
 	bool guest_gso;            /* the guest takes GSO frames (GUEST_TSO*) */
-	struct pkt_ring *rx_ring;  /* packet backend, rx=ring: frames come from here */
+	bool guest_tso4, guest_tso6, guest_ecn;   /* which ones (GUEST_TSO4/6, GUEST_ECN) */
 	struct dp_queue *dp;       /* data-path state, kept across worker restarts */
 	uint16_t rx_ring_size;     /* chains the guest can post at most */
 	bool active;               /* carries traffic (VQ_PAIRS_SET); atomic */

@@ -2,6 +2,7 @@
 
 #include "net/backend.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/if_tun.h>
@@ -137,13 +138,45 @@ unsigned tap_offloads_from_features(unsigned long long f)
 
 /* ---- as a backend -------------------------------------------------------- */
 
+/* A tap has nothing beyond the common part: one fd-style queue per pair. */
+
 static void tap_backend_close(struct net_backend *b)
 {
 	for (unsigned q = 0; q < b->nr_queues; q++) {
-		if (b->fd[q] >= 0)
-			close(b->fd[q]);
-		b->fd[q] = -1;
+		if (b->io[q].fd >= 0)
+			close(b->io[q].fd);
+		b->io[q] = (struct net_queue_io){ .fd = -1 };
 	}
+}
+
+/* Queues attached to the tap now, from sysfs (the kernel lists one rx-N per
+ * attached queue); -1 if it cannot tell. */
+static int tap_attached_queues(const char *name)
+{
+	char path[96];
+	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", name);
+	DIR *d = opendir(path);
+	if (!d)
+		return -1;
+	int n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		n += strncmp(e->d_name, "rx-", 3) == 0;
+	closedir(d);
+	return n;
+}
+
+/* A multiqueue tap takes any number of attachments without a word: a second
+ * VMM (or anything else) on the same tap would silently get half of our
+ * frames, with our MAC. Refuse it once our queues are attached. */
+static int tap_check_not_shared(struct net_backend *b, struct vmm_err *err)
+{
+	int attached = tap_attached_queues(b->ifname);
+	if (attached < 0 || (unsigned)attached <= b->nr_queues)
+		return 0;
+	return vmm_err_set(err, EBUSY,
+			   "tap '%s' already has %u queue%s attached by another process; sharing a multiqueue tap splits its frames between both (use a tap of its own)",
+			   b->ifname, (unsigned)attached - b->nr_queues,
+			   (unsigned)attached - b->nr_queues == 1 ? "" : "s");
 }
 
 static int tap_backend_open(struct net_backend *b, struct vmm_err *err)
@@ -156,7 +189,7 @@ static int tap_backend_open(struct net_backend *b, struct vmm_err *err)
 		existed = access(path, F_OK) == 0;
 	}
 	for (unsigned q = 0; q < b->nr_queues; q++)
-		b->fd[q] = -1;
+		b->io[q] = (struct net_queue_io){ .fd = -1 };
 	for (unsigned q = 0; q < b->nr_queues; q++) {
 		/* The first open names the tap; the others join it. */
 		int fd = tap_open_queue(b->ifname, multi, b->ifname, err);
@@ -164,7 +197,12 @@ static int tap_backend_open(struct net_backend *b, struct vmm_err *err)
 			tap_backend_close(b);
 			return fd;
 		}
-		b->fd[q] = fd;
+		b->io[q].fd = fd;
+	}
+	int rc = multi ? tap_check_not_shared(b, err) : 0;
+	if (rc) {
+		tap_backend_close(b);
+		return rc;
 	}
 	b->created = !existed;
 	b->guest_gso = true;
@@ -174,7 +212,8 @@ static int tap_backend_open(struct net_backend *b, struct vmm_err *err)
 static int tap_backend_set_offload(struct net_backend *b, unsigned offloads, struct vmm_err *err)
 {
 	/* One setting for the whole interface; any queue's fd will do. */
-	return tap_set_offload(b->fd[0], offloads, err);
+	b->offloads = offloads;
+	return tap_set_offload(b->io[0].fd, offloads, err);
 }
 
 static int tap_backend_set_queue_active(struct net_backend *b, unsigned q, bool active,
@@ -182,17 +221,59 @@ static int tap_backend_set_queue_active(struct net_backend *b, unsigned q, bool 
 {
 	if (b->nr_queues < 2)
 		return 0;   /* a single-queue tap cannot detach its only queue */
-	int rc = tap_set_queue_attached(b->fd[q], active, err);
+	int rc = tap_set_queue_attached(b->io[q].fd, active, err);
 	/* Attaching an attached queue (or detaching a detached one) is EINVAL. */
 	if (rc == -EINVAL)
 		rc = 0;
 	return rc;
 }
 
-const struct net_backend_ops tap_backend_ops = {
+static bool tap_backend_present(struct net_backend *b)
+{
+	char path[96];
+	snprintf(path, sizeof(path), "/sys/class/net/%s", b->ifname);
+	return access(path, F_OK) == 0;
+}
+
+/* Attach to the tap again by name. It exists (present said so): a tap of the
+ * wrong kind is refused by tap_open_queue with its usual message. */
+static int tap_backend_reopen(struct net_backend *b, struct vmm_err *err)
+{
+	tap_backend_close(b);
+	int rc = tap_backend_open(b, err);
+	b->created = false;   /* whoever made the tap that is there now owns it */
+	return rc;
+}
+
+static void tap_backend_destroy(struct net_backend *b)
+{
+	tap_backend_close(b);
+	free(b);
+}
+
+static const struct net_backend_ops tap_backend_ops = {
 	.kind = "tap",
-	.open = tap_backend_open,
 	.set_offload = tap_backend_set_offload,
 	.set_queue_active = tap_backend_set_queue_active,
-	.close = tap_backend_close,
+	.present = tap_backend_present,
+	.reopen = tap_backend_reopen,
+	.destroy = tap_backend_destroy,
 };
+
+int tap_backend_create(const struct net_backend_config *cfg, struct net_backend **out,
+		       struct vmm_err *err)
+{
+	struct net_backend *b = calloc(1, sizeof(*b));
+	if (!b)
+		return vmm_err_set(err, ENOMEM, "out of memory for a tap backend");
+	b->ops = &tap_backend_ops;
+	b->nr_queues = cfg->queues;
+	snprintf(b->ifname, sizeof(b->ifname), "%s", cfg->ifname);
+	int rc = tap_backend_open(b, err);
+	if (rc) {
+		free(b);
+		return rc;
+	}
+	*out = b;
+	return 0;
+}

@@ -8,8 +8,26 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+/* A loop that ended on its own, or left I/O in flight, leaves its queue pairs
+ * dead: the device is told (it logs and reports NEEDS_RESET to the guest). */
+static void net_worker_report_end(struct net_worker *w, int rc)
+{
+	char why[256];
+	if (rc < 0)
+		snprintf(why, sizeof(why), "queue worker %s stopped: %s", w->cfg.name,
+			 w->error[0] ? w->error : strerror(-rc));
+	else if (w->left_in_flight)
+		snprintf(why, sizeof(why), "queue worker %s stopped with %u I/O operations in flight (%s)",
+			 w->cfg.name, w->left_in_flight, w->error[0] ? w->error : "not drained");
+	else
+		return;
+	const struct net_guest *g = w->qp[0]->guest;
+	g->fail(g->opaque, why);
+}
 
 static void *net_worker_main(void *arg)
 {
@@ -17,7 +35,7 @@ static void *net_worker_main(void *arg)
 	pthread_setname_np(pthread_self(), w->cfg.name);
 	__atomic_store_n(&w->tid, (int)gettid(), __ATOMIC_RELEASE);
 	int rc = w->cfg.engine == NET_ENGINE_EPOLL ? net_worker_run_epoll(w) : net_worker_run_uring(w);
-	(void)rc;   /* w->error says why; the device reports it */
+	net_worker_report_end(w, rc);
 	/* Keep the thread's totals: /proc forgets it once it is joined. */
 	struct rusage ru;
 	if (getrusage(RUSAGE_THREAD, &ru) == 0) {
@@ -128,6 +146,15 @@ void net_worker_flush(struct net_worker *w)
 	}
 	if (any)
 		net_worker_signal(w, want);
+}
+
+int net_worker_fd_error(int fd)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0)
+		return err;
+	return errno == ENOTSOCK ? EBADFD : errno;
 }
 
 static uint64_t read_status_field(int tid, const char *field)

@@ -18,9 +18,25 @@ enum net_engine {
 	NET_ENGINE_EPOLL,
 };
 
+/* poll_us = NET_POLL_AUTO: adapt the busy-poll window to how work arrives. */
+#define NET_POLL_AUTO (~0u)
+
+/* io_uring resources, each one asked for and used if the kernel has it
+ * (probed when the worker starts; what it lacks is left out, with one log
+ * line): fixed files for the backend and eventfds; a single issuer that
+ * runs completion work only when it waits (DEFER_TASKRUN); guest RAM
+ * registered as fixed buffers (pins all of it: off unless asked). */
+struct net_uring_config {
+	bool no_fixed_files;
+	bool no_defer_taskrun;
+	bool fixed_buffers;
+	const struct guest_mem *mem;   /* for fixed_buffers */
+};
+
 struct net_worker_config {
 	enum net_engine engine;
-	unsigned poll_us;      /* busy-poll this long before blocking (0: never) */
+	unsigned poll_us;      /* busy-poll this long before blocking (0: never; NET_POLL_AUTO) */
+	struct net_uring_config uring;
 	int cpu;               /* pin to this host CPU, -1 for no pinning */
 	/* With cpu < 0: the CPUs the VMM process was started with. Workers are
 	 * created from a vCPU thread (at DRIVER_OK), which may be pinned; they
@@ -44,6 +60,9 @@ struct net_worker {
 		uint64_t cpu_ns, voluntary_switches, involuntary_switches;
 	} final_usage;
 	char error[160];        /* why the loop ended early, if it did */
+	unsigned left_in_flight;  /* I/O operations the engine could not drain at stop */
+	char uring_features[96];  /* what the io_uring engine got from the kernel, */
+	bool uring_features_ready;   /* once this is set (atomic) */
 };
 
 /* Start a worker thread serving `qps`. */
@@ -62,9 +81,22 @@ struct net_worker_usage {
 };
 void net_worker_usage(const struct net_worker *w, struct net_worker_usage *u);
 
+/* Can this kernel run the io_uring engine? Checks what the engine relies on
+ * (IORING_ASYNC_CANCEL_ANY, Linux 5.19) so that a missing feature is one line
+ * at start-up, not a worker that dies at DRIVER_OK. */
+int net_uring_probe(struct vmm_err *err);
+
+/* "taskrun=defer fixed-files=on ...": what a running io_uring worker got. */
+void net_uring_describe(const struct net_worker *w, char *buf, size_t size);
+
 /* Engines: run until stop_fd fires. Return 0, or -errno with w->error set. */
 int net_worker_run_uring(struct net_worker *w);
 int net_worker_run_epoll(struct net_worker *w);
+
+/* What a backend fd that polled POLLERR/POLLHUP has to say: its socket
+ * error (read and cleared), or EBADFD for a tap (a detached tap is the only
+ * way a tap fd polls an error). 0 if none. */
+int net_worker_fd_error(int fd);
 
 /* Publish every queue's used entries, then interrupt each device whose
  * queues asked for it, once: the end of every engine loop iteration. */

@@ -3,8 +3,6 @@
  * a non-blocking backend fd, epoll for kicks and backend readiness. */
 #include "net/worker.h"
 
-#include "net/packet.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -32,32 +30,52 @@ static int ep_add(struct epoll_loop *l, int fd, uint32_t events, uint64_t tag)
 }
 
 /* Watch the backend only while there are guest buffers to read into:
- * otherwise frames stay queued in the kernel until the RX kick. */
+ * otherwise frames stay queued in the kernel until the RX kick. An fd not
+ * watched is taken out of the set, not left in it with no events: epoll
+ * reports EPOLLERR and EPOLLHUP whatever was asked, and a dead backend
+ * would wake the loop forever. */
 static void ep_poll_backend(struct epoll_loop *l, unsigned i, bool on)
 {
-	if (l->backend_polled[i] == on || l->w->qp[i]->fd < 0)
+	int fd = l->w->qp[i]->io->fd;
+	if (l->backend_polled[i] == on || fd < 0)
 		return;
-	struct epoll_event ev = { .events = on ? EPOLLIN : 0, .data.u64 = ev_pack(EV_BACKEND, i) };
-	epoll_ctl(l->epfd, EPOLL_CTL_MOD, l->w->qp[i]->fd, &ev);
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ev_pack(EV_BACKEND, i) };
+	epoll_ctl(l->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, fd, &ev);
 	l->backend_polled[i] = on;
+}
+
+/* An I/O error on the backend: if it is gone, stop watching it. */
+static void ep_backend_error(struct epoll_loop *l, unsigned i, int err)
+{
+	if (dp_backend_failed(l->w->qp[i]->dp, err))
+		ep_poll_backend(l, i, false);
 }
 
 static void ep_tx(struct epoll_loop *l, unsigned i)
 {
 	struct dp_queue *dp = l->w->qp[i]->dp;
+	struct net_queue_io *io = l->w->qp[i]->io;
+	if (io->tx) {
+		io->tx(io, dp);   /* the backend's own ring */
+		return;
+	}
 	struct guest_chain c;
-	while (dp_tx_pop(dp, &c) > 0) {
-		ssize_t n = writev(dp->qp->fd, c.iov, c.nr_readable);
-		dp_tx_complete(dp, &c, n < 0 ? -errno : n);
+	while (!dp->backend_gone && dp_tx_pop(dp, &c) > 0) {
+		ssize_t n = writev(io->fd, c.iov, c.nr_readable);
+		int e = errno;
+		dp_tx_complete(dp, &c, n < 0 ? -e : n);
+		if (n < 0)
+			ep_backend_error(l, i, e);
 	}
 }
 
 static void ep_rx(struct epoll_loop *l, unsigned i)
 {
 	struct dp_queue *dp = l->w->qp[i]->dp;
-	if (l->w->qp[i]->rx_ring) {
-		/* Ring empty: wait for readability; no guest buffers: for the kick. */
-		ep_poll_backend(l, i, pkt_ring_consume(l->w->qp[i]->rx_ring, dp) == 0);
+	struct net_queue_io *io = l->w->qp[i]->io;
+	if (io->rx) {
+		/* Nothing ready: wait for readability; no guest buffers: for the kick. */
+		ep_poll_backend(l, i, io->rx(io, dp) == 0);
 		return;
 	}
 	struct dp_read r;
@@ -67,12 +85,15 @@ static void ep_rx(struct epoll_loop *l, unsigned i)
 			ep_poll_backend(l, i, false);
 			return;
 		}
-		ssize_t n = readv(dp->qp->fd, r.iov, (int)r.nr_iov);
+		ssize_t n = readv(io->fd, r.iov, (int)r.nr_iov);
 		int e = errno;
 		dp_rx_complete(dp, &r, n < 0 ? -e : n);
 		if (n < 0) {
-			ep_poll_backend(l, i, true);
-			return;   /* EAGAIN: nothing more queued */
+			if (dp_backend_failed(dp, e))
+				ep_poll_backend(l, i, false);
+			else
+				ep_poll_backend(l, i, true);   /* EAGAIN: nothing more queued */
+			return;
 		}
 	}
 }
@@ -102,7 +123,16 @@ static void ep_handle(struct epoll_loop *l, const struct epoll_event *ev)
 		dp_tx_kicked(l->w->qp[i]->dp);
 		break;
 	case EV_BACKEND:
-		break;   /* ep_rx reads on the next pass */
+		/* ep_rx reads on the next pass; an error condition is asked
+		 * about now (a ring-mode packet socket is never read). */
+		if (ev->events & (EPOLLERR | EPOLLHUP)) {
+			int e = net_worker_fd_error(l->w->qp[i]->io->fd);
+			if (e && !dp_backend_failed(l->w->qp[i]->dp, e))
+				dp_log(l->w->qp[i]->dp, "backend error: %s", strerror(e));
+			if (l->w->qp[i]->dp->backend_gone)
+				ep_poll_backend(l, i, false);
+		}
+		break;
 	}
 }
 
@@ -117,15 +147,13 @@ static int ep_setup(struct epoll_loop *l, struct net_worker *w)
 		return -errno;
 	for (unsigned i = 0; i < w->nr_qps; i++) {
 		struct net_queue_pair *qp = w->qp[i];
-		if (qp->fd >= 0)
-			fcntl(qp->fd, F_SETFL, fcntl(qp->fd, F_GETFL) | O_NONBLOCK);
+		if (qp->io->fd >= 0)
+			fcntl(qp->io->fd, F_SETFL, fcntl(qp->io->fd, F_GETFL) | O_NONBLOCK);
 		if (ep_add(l, qp->rx.kick_fd, EPOLLIN, ev_pack(EV_RX_KICK, i)) < 0 ||
 		    ep_add(l, qp->tx.kick_fd, EPOLLIN, ev_pack(EV_TX_KICK, i)) < 0)
 			return -errno;
-		/* An inactive packet queue has no socket until it is activated
-		 * (and then the worker is restarted). */
-		if (qp->fd >= 0 && ep_add(l, qp->fd, 0, ev_pack(EV_BACKEND, i)) < 0)
-			return -errno;
+		/* The backend fd joins the set only while it is read from
+		 * (ep_poll_backend). */
 	}
 	return 0;
 }
@@ -157,6 +185,10 @@ int net_worker_run_epoll(struct net_worker *w)
 		for (unsigned i = 0; i < w->nr_qps; i++) {
 			if (!net_qp_active(w->qp[i])) {
 				ep_poll_backend(&l, i, false);
+				continue;
+			}
+			if (w->qp[i]->dp->backend_gone) {
+				dp_tx_drop_all(w->qp[i]->dp);   /* no I/O on a dead fd */
 				continue;
 			}
 			ep_tx(&l, i);

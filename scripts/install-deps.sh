@@ -3,7 +3,7 @@
 #   build  compile minivmm, libminivmm (ld -r, objcopy, nm), the test guest
 #          and the unit tests
 #   unit   run the unit tests (the loader test reads Debian's own bzImage)
-#   test   run the integration tests (network namespaces, taps, QEMU peer,
+#   test   run the integration tests (network namespaces, taps, QEMU peer, dtc,
 #          man for the man-page check)
 #   linux  build the nested Linux test environment (kernels, initramfs)
 #   bench  run the benchmark (QEMU as the comparison peer, gnuplot)
@@ -11,9 +11,9 @@
 # what is absent.
 set -eu
 
-pkgs_build="gcc binutils make libc6-dev liburing-dev libcriterion-dev pkg-config git acpica-tools"
+pkgs_build="gcc binutils make libc6-dev liburing-dev libfdt-dev libcriterion-dev pkg-config git acpica-tools"
 pkgs_unit="linux-image-amd64"
-pkgs_test="iproute2 iputils-ping qemu-system-x86 python3 man-db"
+pkgs_test="iproute2 iputils-ping qemu-system-x86 python3 device-tree-compiler man-db"
 pkgs_bench="qemu-system-x86 qemu-system-data gnuplot-nox python3 iproute2 ethtool iperf3 busybox-static"
 pkgs_linux="qemu-system-x86 qemu-system-data busybox-static linux-image-amd64 linux-source-6.1 \
  flex bison bc libelf-dev libssl-dev lz4 cpio xz-utils kmod iperf3 ethtool iproute2 python3"

@@ -44,6 +44,13 @@ const char cli_usage[] =
 	"                       virtio-mmio devices and power off through them. The MP\n"
 	"                       table and virtio_mmio.device= cmdline entries are\n"
 	"                       always there for kernels without ACPI\n"
+	"  --dump-dtb FILE      build the machine the other options describe, write its\n"
+	"                       device tree (the DTB a PVH guest gets) to FILE and exit\n"
+	"                       0 without running the guest\n"
+	"  --cpuid-dump[=guest|supported]\n"
+	"                       print the CPUID vCPU 0 gets (with --cpus N), what differs\n"
+	"                       from KVM's and why; or KVM_GET_SUPPORTED_CPUID as is.\n"
+	"                       Runs no guest (see docs/cpu.md)\n"
 	"  --help               this text\n"
 	"  --version            print the version\n"
 	"\n"
@@ -62,7 +69,8 @@ const char cli_usage[] =
 	"  128+N    stopped by signal N (SIGTERM 143, SIGINT 130)\n";
 
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEM, OPT_SERIAL, OPT_HELP,
-       OPT_VERSION, OPT_NET, OPT_STATS, OPT_ACPI, OPT_MEM_OVERCOMMIT, OPT_END };
+       OPT_VERSION, OPT_NET, OPT_STATS, OPT_ACPI, OPT_MEM_OVERCOMMIT, OPT_DUMP_DTB,
+       OPT_CPUID_DUMP, OPT_END };
 
 static const struct option cli_long_options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -75,6 +83,8 @@ static const struct option cli_long_options[] = {
 	{ "stats", optional_argument, NULL, OPT_STATS },
 	{ "acpi", required_argument, NULL, OPT_ACPI },
 	{ "mem-overcommit", no_argument, NULL, OPT_MEM_OVERCOMMIT },
+	{ "dump-dtb", required_argument, NULL, OPT_DUMP_DTB },
+	{ "cpuid-dump", optional_argument, NULL, OPT_CPUID_DUMP },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -179,6 +189,14 @@ static int cli_apply(int opt, const char *arg, struct cli_options *o, struct vmm
 		else
 			return vmm_err_set(err, EINVAL, "--acpi: '%s' is not on or off", arg);
 		return 0;
+	case OPT_CPUID_DUMP:
+		if (!arg || strcmp(arg, "guest") == 0)
+			o->cpuid_dump = MINIVMM_CPUID_DUMP_GUEST;
+		else if (strcmp(arg, "supported") == 0)
+			o->cpuid_dump = MINIVMM_CPUID_DUMP_SUPPORTED;
+		else
+			return vmm_err_set(err, EINVAL, "--cpuid-dump: '%s' is not guest or supported", arg);
+		return 0;
 	case OPT_STATS:
 		if (!arg || strcmp(arg, "table") == 0)
 			o->stats = 1;
@@ -196,6 +214,11 @@ static int cli_apply(int opt, const char *arg, struct cli_options *o, struct vmm
 		return 0;
 	case OPT_SERIAL:
 		return cli_parse_serial(arg, &o->vm, err);
+	case OPT_DUMP_DTB:
+		if (!*arg)
+			return vmm_err_set(err, EINVAL, "--dump-dtb: no file name");
+		o->dump_dtb = arg;
+		return 0;
 	case OPT_HELP:
 		o->help = true;
 		return 0;
@@ -259,9 +282,13 @@ int cli_parse(int argc, char **argv, struct cli_options *o, struct vmm_err *err)
 	if (o->help || o->version)
 		return 0;
 	/* Ranges and consistency: the library's own validator, so the words
-	 * are those an embedding program gets from minivmm_create(). */
+	 * are those an embedding program gets from minivmm_create().
+	 * --cpuid-dump runs no kernel, but its --cpus is checked as well. */
+	struct minivmm_config check = o->vm;
+	if (o->cpuid_dump && !check.kernel_path)
+		check.kernel_path = "-";
 	char msg[sizeof(err->msg)];
-	if (minivmm_config_validate(&o->vm, msg, sizeof(msg)) < 0)
+	if (minivmm_config_validate(&check, msg, sizeof(msg)) < 0)
 		return vmm_err_set(err, EINVAL, "%s", msg);
 	return 0;
 }

@@ -80,21 +80,33 @@ static int check_cpus_runnable(const char *what, const int *cpus, unsigned n, st
 
 typedef int (*net_check_fn)(const struct minivmm_net_config *net, struct vmm_err *err);
 
+/* The --net key naming each backend. */
+static const char *net_backend_key(enum minivmm_net_backend b)
+{
+	switch (b) {
+	case MINIVMM_NET_TAP: return "tap";
+	case MINIVMM_NET_PACKET: return "packet";
+	case MINIVMM_NET_XDP: return "xdp";
+	}
+	return NULL;
+}
+
 static int net_check_backend(const struct minivmm_net_config *net, struct vmm_err *err)
 {
-	if (net->backend != MINIVMM_NET_TAP && net->backend != MINIVMM_NET_PACKET)
-		return vmm_err_set(err, EINVAL, "--net: backend %d is not tap or packet", (int)net->backend);
+	if (!net_backend_key(net->backend))
+		return vmm_err_set(err, EINVAL, "--net: backend %d is not tap, packet or xdp", (int)net->backend);
 	return 0;
 }
 
 static int net_check_ifname(const struct minivmm_net_config *net, struct vmm_err *err)
 {
-	const char *key = net->backend == MINIVMM_NET_PACKET ? "packet" : "tap";
+	const char *key = net_backend_key(net->backend);
 	if (strnlen(net->ifname, sizeof(net->ifname)) == sizeof(net->ifname))
 		return vmm_err_set(err, EINVAL, "--net %s: interface name '%.*s' is too long", key,
 				   (int)sizeof(net->ifname), net->ifname);
-	if (net->backend == MINIVMM_NET_PACKET && !net->ifname[0])
-		return vmm_err_set(err, EINVAL, "--net packet=IFACE: the host interface is required");
+	/* Only a tap can be made up: the others bind to an interface. */
+	if (net->backend != MINIVMM_NET_TAP && !net->ifname[0])
+		return vmm_err_set(err, EINVAL, "--net %s=IFACE: the host interface is required", key);
 	return 0;
 }
 
@@ -198,12 +210,20 @@ static int net_check_qdisc_bypass(const struct minivmm_net_config *net, struct v
 	return 0;
 }
 
+static int net_check_xdp_zero_copy(const struct minivmm_net_config *net, struct vmm_err *err)
+{
+	if (net->xdp_zero_copy != 0 && net->xdp_zero_copy != 1)
+		return vmm_err_set(err, EINVAL, "--net xdp zero-copy: %d is not off (0) or on (1)",
+				   net->xdp_zero_copy);
+	return 0;
+}
+
 /* Ranges first, then how the fields fit together (threads and cpus refer
  * to queues). */
 static const net_check_fn net_checks[] = {
 	net_check_backend, net_check_ifname, net_check_queues, net_check_mac, net_check_mtu,
 	net_check_queue_size, net_check_engine, net_check_poll_us, net_check_fanout, net_check_rx,
-	net_check_qdisc_bypass, net_check_threads, net_check_cpus,
+	net_check_qdisc_bypass, net_check_xdp_zero_copy, net_check_threads, net_check_cpus,
 };
 
 int config_validate_net(const struct minivmm_net_config *net, struct vmm_err *err)

@@ -46,6 +46,7 @@ static int kvm_check_caps(struct kvm *kvm, struct vmm_err *err)
 	if (max <= 0)
 		max = ioctl(kvm->dev_fd, KVM_CHECK_EXTENSION, KVM_CAP_NR_VCPUS);
 	kvm->max_vcpus = max > 0 ? max : 1;
+	kvm->tsc_deadline_timer = ioctl(kvm->dev_fd, KVM_CHECK_EXTENSION, KVM_CAP_TSC_DEADLINE_TIMER) > 0;
 	return 0;
 }
 

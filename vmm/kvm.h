@@ -14,6 +14,7 @@ struct kvm {
 	int vm_fd;
 	int vcpu_mmap_size;               /* size of each vCPU's struct kvm_run mapping */
 	int max_vcpus;
+	bool tsc_deadline_timer;          /* KVM_CAP_TSC_DEADLINE_TIMER: the guest may see it */
 	struct kvm_cpuid2 *supported_cpuid;   /* KVM_GET_SUPPORTED_CPUID, malloc'd */
 	struct kvm_msr_list *msr_list;        /* KVM_GET_MSR_INDEX_LIST, malloc'd */
 };

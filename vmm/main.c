@@ -77,6 +77,14 @@ int main(int argc, char **argv)
 		printf("minivmm %s\n", MINIVMM_VERSION);
 		return 0;
 	}
+	if (opts.cpuid_dump) {
+		char msg[512];
+		if (minivmm_cpuid_dump(stdout, opts.cpuid_dump, opts.vm.ncpus, msg, sizeof(msg)) < 0) {
+			fprintf(stderr, "minivmm: %s\n", msg);
+			return MINIVMM_EXIT_USAGE;
+		}
+		return 0;
+	}
 	opts.vm.start_ns = start_ns;
 	if (opts.vm.serial == MINIVMM_SERIAL_STDIO)
 		process_guard_terminal(opts.vm.serial_in_fd);
@@ -102,6 +110,16 @@ int main(int argc, char **argv)
 	if (minivmm_create(&opts.vm, &vm, msg, sizeof(msg)) < 0) {
 		fprintf(stderr, "minivmm: %s\n", msg);
 		return MINIVMM_EXIT_USAGE;
+	}
+	if (opts.dump_dtb) {
+		/* The VM is fully built (so every option was checked), never run. */
+		int rc = minivmm_write_dtb(vm, opts.dump_dtb, msg, sizeof(msg));
+		minivmm_destroy(vm);
+		if (rc < 0) {
+			fprintf(stderr, "minivmm: --dump-dtb: %s\n", msg);
+			return MINIVMM_EXIT_USAGE;
+		}
+		return 0;
 	}
 	watch.vm = vm;
 	pthread_t watcher;

@@ -91,8 +91,8 @@ static void print_table(const struct net_snapshot *n, FILE *out)
 			" %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %7" PRIu64 " %7" PRIu64 " %-10s\n",
 			q->queue, q->rx_frames, q->rx_bytes, q->tx_frames, q->tx_bytes, q->rx_kicks,
 			q->tx_kicks, q->irqs, q->rx_no_buffer,
-			q->rx_dropped + q->rx_filtered + q->backend_drops, q->rx_errors + q->tx_errors,
-			q->worker[0] ? q->worker : "-");
+			q->rx_dropped + q->rx_filtered + q->backend_drops,
+			q->rx_errors + q->tx_errors + q->tx_dropped, q->worker[0] ? q->worker : "-");
 	}
 	for (unsigned i = 0; i < d->nr_worker_entries; i++) {
 		const struct minivmm_worker_stats *w = &n->w[i];
@@ -107,27 +107,30 @@ static void print_json(const struct net_snapshot *n, FILE *out)
 {
 	const struct minivmm_net_stats *d = &n->d;
 	fprintf(out, "{\"name\":\"%s\",\"backend\":\"%s\",\"ifname\":\"%s\",\"engine\":\"%s\","
-		"\"queue_pairs\":%u,\"active_pairs\":%u,\"queues\":[",
-		d->name, d->backend, d->ifname, d->engine, d->queue_pairs, d->active_pairs);
+		"\"queue_pairs\":%u,\"active_pairs\":%u,\"link_up\":%s,\"queues\":[",
+		d->name, d->backend, d->ifname, d->engine, d->queue_pairs, d->active_pairs,
+		d->link_up ? "true" : "false");
 	for (unsigned p = 0; p < d->nr_queues; p++) {
 		const struct minivmm_queue_stats *q = &n->q[p];
 		fprintf(out, "%s{\"queue\":%u,\"active\":%s,\"worker\":\"%s\",\"rx_frames\":%" PRIu64
 			",\"rx_bytes\":%" PRIu64 ",\"tx_frames\":%" PRIu64 ",\"tx_bytes\":%" PRIu64
 			",\"rx_kicks\":%" PRIu64 ",\"tx_kicks\":%" PRIu64 ",\"irqs\":%" PRIu64
 			",\"rx_no_buffer\":%" PRIu64 ",\"rx_dropped\":%" PRIu64 ",\"rx_filtered\":%" PRIu64
-			",\"backend_drops\":%" PRIu64 ",\"rx_errors\":%" PRIu64 ",\"tx_errors\":%" PRIu64 "}",
+			",\"backend_drops\":%" PRIu64 ",\"rx_errors\":%" PRIu64 ",\"tx_errors\":%" PRIu64
+			",\"tx_dropped\":%" PRIu64 ",\"rx_gso_cut\":%" PRIu64 "}",
 			p ? "," : "", q->queue, q->active ? "true" : "false", q->worker, q->rx_frames,
 			q->rx_bytes, q->tx_frames, q->tx_bytes, q->rx_kicks, q->tx_kicks, q->irqs,
 			q->rx_no_buffer, q->rx_dropped, q->rx_filtered, q->backend_drops, q->rx_errors,
-			q->tx_errors);
+			q->tx_errors, q->tx_dropped, q->rx_gso_cut);
 	}
 	fprintf(out, "],\"workers\":[");
 	for (unsigned i = 0; i < d->nr_worker_entries; i++) {
 		const struct minivmm_worker_stats *w = &n->w[i];
 		fprintf(out, "%s{\"name\":\"%s\",\"cpu\":%d,\"queues\":%u,\"cpu_ns\":%" PRIu64
-			",\"voluntary_switches\":%" PRIu64 ",\"involuntary_switches\":%" PRIu64 "}",
+			",\"voluntary_switches\":%" PRIu64 ",\"involuntary_switches\":%" PRIu64
+			",\"io_uring\":\"%s\"}",
 			i ? "," : "", w->name, w->cpu, w->queues, w->cpu_ns, w->voluntary_switches,
-			w->involuntary_switches);
+			w->involuntary_switches, w->io_uring);
 	}
 	fprintf(out, "],\"ctrl_commands\":%" PRIu64 ",\"ctrl_errors\":%" PRIu64 "}", d->ctrl_commands,
 		d->ctrl_errors);

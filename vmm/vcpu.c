@@ -67,9 +67,9 @@ int vcpu_create(struct vcpu *v, const struct vcpu_context *ctx, unsigned index, 
 		return vmm_err_sys(err, errno, "mmap of vCPU %u's kvm_run", index);
 	v->run = run;
 
-	int rc = cpu_x86_set_cpuid(v->fd, ctx->cpuid, index, ctx->ncpus, err);
+	int rc = cpu_x86_set_cpuid(v->fd, ctx->cpuid, ctx->tsc_deadline_timer, index, ctx->ncpus, err);
 	if (rc == 0)
-		rc = cpu_x86_set_msrs(v->fd, ctx->msrs, err);
+		rc = cpu_x86_set_msrs(v->fd, ctx->cpuid, ctx->msrs, err);
 	if (rc == 0)
 		rc = cpu_x86_set_fpu(v->fd, err);
 	if (rc == 0)

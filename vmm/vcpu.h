@@ -20,6 +20,7 @@ struct vcpu_context {
 	const struct kvm_cpuid2 *cpuid;     /* KVM_GET_SUPPORTED_CPUID */
 	const struct kvm_msr_list *msrs;    /* KVM_GET_MSR_INDEX_LIST */
 	unsigned ncpus;
+	bool tsc_deadline_timer;            /* KVM_CAP_TSC_DEADLINE_TIMER */
 	struct bus *pio, *mmio;             /* read-only once vCPUs run */
 	const struct machine *machine;      /* stop requests */
 	const bool *stopping;               /* set (atomically) when the VM stops */

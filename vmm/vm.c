@@ -20,6 +20,7 @@
 #include "boot/cpu_x86.h"
 #include "minivmm_abi.h"
 #include "vmm/config.h"
+#include "vmm/dtb.h"
 #include "vmm/host_limits.h"
 #include "vmm/vcpu.h"
 
@@ -241,6 +242,27 @@ static int vm_add_legacy_devices(struct minivmm *vm, struct vmm_err *err)
 	return rc;
 }
 
+/* The backend a --net (or embedding) configuration asks for. The VM
+ * chooses it; the virtio-net device only sees struct net_backend. */
+static int vm_create_backend(const struct minivmm *vm, const struct minivmm_net_config *nc,
+			     struct net_backend **out, struct vmm_err *err)
+{
+	static const enum net_backend_kind kinds[] = {
+		[MINIVMM_NET_TAP] = NET_BACKEND_TAP,
+		[MINIVMM_NET_PACKET] = NET_BACKEND_PACKET,
+		[MINIVMM_NET_XDP] = NET_BACKEND_XDP,
+	};
+	if ((unsigned)nc->backend >= sizeof(kinds) / sizeof(kinds[0]))
+		return vmm_err_set(err, EINVAL, "unknown network backend %d", (int)nc->backend);
+	struct net_backend_config bc = {
+		.kind = kinds[nc->backend], .queues = nc->queues, .mtu = nc->mtu,
+		.fanout = nc->fanout, .rx_ring = !nc->rx_recv, .qdisc_bypass = nc->qdisc_bypass,
+		.xdp_zero_copy = nc->xdp_zero_copy, .mem = &vm->mem,
+	};
+	snprintf(bc.ifname, sizeof(bc.ifname), "%s", nc->ifname);
+	return net_backend_create(&bc, out, err);
+}
+
 /* One virtio-mmio window and interrupt line per device, in order. */
 static int vm_add_net_devices(struct minivmm *vm, struct vmm_err *err)
 {
@@ -249,8 +271,12 @@ static int vm_add_net_devices(struct minivmm *vm, struct vmm_err *err)
 			return vmm_err_set(err, EINVAL, "at most %d network devices", MINIVMM_VIRTIO_MAX_DEVICES);
 		uint64_t base = MINIVMM_MMIO_BASE + i * MINIVMM_MMIO_WINDOW;
 		unsigned gsi = MINIVMM_VIRTIO_IRQ_BASE + i;
-		int rc = virtio_net_create(&vm->net[i], i, &vm->cfg.net[i], &vm->events, &vm->mem, base,
-					   gsi, err);
+		struct net_backend *backend;
+		int rc = vm_create_backend(vm, &vm->cfg.net[i], &backend, err);
+		if (rc)
+			return rc;
+		rc = virtio_net_create(&vm->net[i], i, &vm->cfg.net[i], backend, &vm->events, &vm->mem,
+				       base, gsi, err);
 		vm->nr_nets = i + 1;
 		if (rc)
 			return rc;
@@ -298,7 +324,10 @@ static int vm_load_kernel(struct minivmm *vm, struct boot_entry *entry, struct v
 		.cmdline = cmdline_str(&vm->cmdline),
 		.ncpus = vm->ncpus,
 	};
-	if (vm->cfg.acpi)
+	rc = vm_build_dtb(vm, err);
+	req.fdt = vm->fdt;
+	req.fdt_size = vm->fdt_size;
+	if (rc == 0 && vm->cfg.acpi)
 		rc = vm_write_acpi(vm, &req.rsdp_addr, err);
 	if (rc == 0)
 		rc = boot_load(&vm->mem, &req, entry, err);
@@ -317,6 +346,7 @@ static int vm_create_vcpus(struct minivmm *vm, const struct boot_entry *entry, s
 	vm->vcpu_ctx = (struct vcpu_context){
 		.vm_fd = vm->kvm.vm_fd, .run_size = vm->kvm.vcpu_mmap_size,
 		.cpuid = vm->kvm.supported_cpuid, .msrs = vm->kvm.msr_list, .ncpus = vm->ncpus,
+		.tsc_deadline_timer = vm->kvm.tsc_deadline_timer,
 		.pio = &vm->pio_bus, .mmio = &vm->mmio_bus, .machine = &vm->events,
 		.stopping = &vm->stopping, .kick_signal = vm->cfg.kick_signal,
 	};
@@ -545,6 +575,7 @@ void minivmm_destroy(struct minivmm *vm)
 		close(vm->serial_file_fd);
 	kvm_close(&vm->kvm);
 	guest_mem_destroy(&vm->mem);
+	free(vm->fdt);
 	if (vm->stop_fd >= 0)
 		close(vm->stop_fd);
 	pthread_mutex_destroy(&vm->wait_lock);

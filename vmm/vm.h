@@ -37,6 +37,8 @@ struct minivmm {
 	struct virtio_net *net[MINIVMM_MAX_NETS];
 	unsigned nr_nets;
 	struct cmdline cmdline;    /* the user's line plus device entries */
+	void *fdt;                 /* the machine's device tree (vmm/dtb.c) */
+	size_t fdt_size;
 
 	struct vcpu *vcpus;
 	struct vcpu_context vcpu_ctx;

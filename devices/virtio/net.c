@@ -31,7 +31,7 @@ static uint64_t vnet_offered_features(const struct virtio_net *n)
 	if (n->nr_pairs > 1)
 		f |= F(VIRTIO_NET_F_MQ);
 	/* Offer only what the backend can carry towards the guest. */
-	if (!n->backend.guest_gso)
+	if (!n->backend->guest_gso)
 		f &= ~(F(VIRTIO_NET_F_GUEST_TSO4) | F(VIRTIO_NET_F_GUEST_TSO6) | F(VIRTIO_NET_F_GUEST_ECN));
 	return f;
 }
@@ -47,7 +47,7 @@ static void vnet_config_bytes(const struct virtio_net *n, struct virtio_net_conf
 {
 	memset(c, 0, sizeof(*c));
 	memcpy(c->mac, n->mac, 6);
-	c->status = VIRTIO_NET_S_LINK_UP;
+	c->status = n->link_up ? VIRTIO_NET_S_LINK_UP : 0;
 	c->max_virtqueue_pairs = (uint16_t)n->nr_pairs;
 	c->mtu = n->mtu;
 }
@@ -100,6 +100,14 @@ static void vnet_signal(void *opaque)
 {
 	struct virtio_net *n = opaque;
 	virtio_mmio_signal_used(n->transport);
+}
+
+static void vnet_log(void *opaque, const char *line)
+{
+	struct virtio_net *n = opaque;
+	char full[360];
+	snprintf(full, sizeof(full), "net%u: %s", n->index, line);
+	machine_log(n->ev, full);
 }
 
 static void vnet_fail(void *opaque, const char *why)
@@ -155,12 +163,14 @@ static void vnet_setup_pair(struct virtio_net *n, unsigned p, uint64_t features)
 				    .kick_fd = n->transport->kick_fd[vnet_rx_queue(p)] };
 	qp->tx = (struct net_ring){ .ring = &n->vq[vnet_tx_queue(p)],
 				    .kick_fd = n->transport->kick_fd[vnet_tx_queue(p)] };
-	qp->fd = n->backend.fd[p];
-	qp->rx_ring = n->backend.ring[p];
+	qp->io = &n->backend->io[p];
 	qp->vnet_hdr_len = sizeof(struct virtio_net_hdr_v1);
 	qp->rx_frame_max = vnet_rx_frame_max(n, features);
 	qp->mrg_rxbuf = features & F(VIRTIO_NET_F_MRG_RXBUF);
 	qp->guest_gso = features & (F(VIRTIO_NET_F_GUEST_TSO4) | F(VIRTIO_NET_F_GUEST_TSO6));
+	qp->guest_tso4 = features & F(VIRTIO_NET_F_GUEST_TSO4);
+	qp->guest_tso6 = features & F(VIRTIO_NET_F_GUEST_TSO6);
+	qp->guest_ecn = features & F(VIRTIO_NET_F_GUEST_ECN);
 	qp->rx_ring_size = n->vq[vnet_rx_queue(p)].size;
 	qp->active = false;
 }
@@ -183,7 +193,7 @@ static void vnet_free_datapaths(struct virtio_net *n)
 	}
 }
 
-static int vnet_start_workers(struct virtio_net *n, unsigned usable_pairs, struct vmm_err *err)
+int vnet_start_workers(struct virtio_net *n, unsigned usable_pairs, struct vmm_err *err)
 {
 	unsigned threads = n->cfg.threads ? n->cfg.threads : usable_pairs;
 	if (threads > usable_pairs)
@@ -212,7 +222,7 @@ static int vnet_start_workers(struct virtio_net *n, unsigned usable_pairs, struc
 	return 0;
 }
 
-static void vnet_stop_workers(struct virtio_net *n)
+void vnet_stop_workers(struct virtio_net *n)
 {
 	for (unsigned w = 0; w < n->nr_workers; w++) {
 		net_worker_stop(n->worker[w]);
@@ -238,25 +248,30 @@ static void vnet_log_error(struct virtio_net *n, const char *what, const struct 
 	machine_log(n->ev, line);
 }
 
+/* Steer the backend to pairs [0, k) and mark them active. The backend first,
+ * so no frame lands on a pair being shut. With a backend that swaps fds to
+ * steer, no worker may be running. */
+static void vnet_steer(struct virtio_net *n, unsigned k)
+{
+	for (unsigned p = 0; p < n->nr_pairs; p++) {
+		struct vmm_err e = { 0 };
+		if (n->backend->ops->set_queue_active(n->backend, p, p < k, &e) < 0)
+			vnet_log_error(n, "cannot steer the backend", &e);
+		__atomic_store_n(&n->qp[p].active, p < k && n->activated, __ATOMIC_RELEASE);
+	}
+	n->active_pairs = k;
+}
+
 int vnet_set_active_pairs(struct virtio_net *n, unsigned k)
 {
 	if (k < 1 || k > n->nr_pairs || (n->activated && k > n->usable_pairs))
 		return -EINVAL;
 	/* A backend that swaps fds to steer (packet sockets) needs its workers
 	 * stopped meanwhile; their queue state lives on in qp->dp. */
-	bool restart = n->activated && n->backend.ops->restart_to_steer && k != n->active_pairs;
+	bool restart = n->activated && n->backend->ops->restart_to_steer && k != n->active_pairs;
 	if (restart)
 		vnet_stop_workers(n);
-	/* Steer the backend first, so no frame lands on a pair being shut. */
-	for (unsigned p = 0; p < n->nr_pairs; p++) {
-		struct vmm_err e = { 0 };
-		if (n->backend.ops->set_queue_active(&n->backend, p, p < k, &e) < 0)
-			vnet_log_error(n, "cannot steer the backend", &e);
-		n->qp[p].fd = n->backend.fd[p];
-		n->qp[p].rx_ring = n->backend.ring[p];
-		__atomic_store_n(&n->qp[p].active, p < k && n->activated, __ATOMIC_RELEASE);
-	}
-	n->active_pairs = k;
+	vnet_steer(n, k);
 	if (restart) {
 		struct vmm_err e = { 0 };
 		if (vnet_start_workers(n, n->usable_pairs, &e) < 0) {
@@ -285,7 +300,11 @@ static int vnet_activate_locked(struct virtio_net *n, uint64_t features, struct 
 	if (n->activated)
 		return 0;   /* the transport activates once per reset; be sure */
 	unsigned pairs = vnet_ready_pairs(n, (features & F(VIRTIO_NET_F_MQ)) ? n->nr_pairs : 1);
-	bool ctrl = features & F(VIRTIO_NET_F_CTRL_VQ);
+	/* A driver may leave queues it does not use unset (Linux's virtio core
+	 * skips queues it has no name for, and QEMU accepts it): a control
+	 * queue negotiated but never made ready is simply not served. */
+	bool ctrl = (features & F(VIRTIO_NET_F_CTRL_VQ)) &&
+		    virtio_mmio_queue(n->transport, vnet_ctrl_queue(n->nr_pairs))->ready;
 	if (pairs == 0)
 		return vmm_err_set(err, EINVAL, "queue pair 0 not ready at DRIVER_OK");
 	int rc = 0;
@@ -299,7 +318,7 @@ static int vnet_activate_locked(struct virtio_net *n, uint64_t features, struct 
 	if (rc)
 		return rc;
 
-	rc = n->backend.ops->set_offload(&n->backend, tap_offloads_from_features(features), err);
+	rc = n->backend->ops->set_offload(n->backend, tap_offloads_from_features(features), err);
 	if (rc)
 		return rc;
 	n->features = features;
@@ -307,20 +326,24 @@ static int vnet_activate_locked(struct virtio_net *n, uint64_t features, struct 
 	for (unsigned p = 0; p < pairs; p++)
 		vnet_setup_pair(n, p, features);
 	rc = vnet_create_datapaths(n, pairs, err);
-	if (rc == 0)
-		rc = vnet_start_workers(n, pairs, err);
+	if (rc)
+		return rc;
+	/* After DRIVER_OK (and after every reset) only the first pair carries
+	 * traffic until VQ_PAIRS_SET says otherwise (spec 5.1.6.5.5). Steered
+	 * before the workers start: they take the backend's fds as they are. */
+	n->activated = true;
+	vnet_steer(n, 1);
+	rc = vnet_start_workers(n, pairs, err);
 	if (rc == 0 && ctrl)
 		rc = vnet_ctrl_start(n, err);
 	if (rc) {
 		vnet_ctrl_stop(n);
 		vnet_stop_workers(n);
 		vnet_free_datapaths(n);
+		n->activated = false;
+		vnet_steer(n, 1);
 		return rc;
 	}
-	n->activated = true;
-	/* After DRIVER_OK (and after every reset) only the first pair carries
-	 * traffic until VQ_PAIRS_SET says otherwise (spec 5.1.6.5.5). */
-	vnet_set_active_pairs(n, 1);
 	return 0;
 }
 
@@ -380,13 +403,16 @@ static void vnet_stable_mac(const char *ifname, unsigned index, uint8_t mac[6])
 }
 
 int virtio_net_create(struct virtio_net **out, unsigned index, const struct minivmm_net_config *cfg,
-		      const struct machine *ev, const struct guest_mem *mem, uint64_t mmio_base,
-		      unsigned gsi, struct vmm_err *err)
+		      struct net_backend *backend, const struct machine *ev,
+		      const struct guest_mem *mem, uint64_t mmio_base, unsigned gsi,
+		      struct vmm_err *err)
 {
 	*out = NULL;
 	struct virtio_net *n = calloc(1, sizeof(*n));
-	if (!n)
+	if (!n) {
+		net_backend_destroy(backend);
 		return vmm_err_set(err, ENOMEM, "out of memory for net%u", index);
+	}
 	pthread_mutex_init(&n->lock, NULL);
 	n->index = index;
 	n->cfg = *cfg;
@@ -403,25 +429,22 @@ int virtio_net_create(struct virtio_net **out, unsigned index, const struct mini
 	}
 	n->guest = (struct net_guest){ .ops = &vnet_ring_ops, .opaque = n,
 				       .signal = vnet_signal, .fail = vnet_fail,
-				       .rx_accept = vnet_rx_accept };
-	for (unsigned q = 0; q < NET_BACKEND_MAX_QUEUES; q++)
-		n->backend.fd[q] = -1;
+				       .rx_accept = vnet_rx_accept, .backend_lost = vnet_backend_lost,
+				       .log = vnet_log };
+	n->link_wake_fd = n->link_stop_fd = -1;
+	n->backend = backend;
 	*out = n;
 
-	n->backend.ops = cfg->backend == MINIVMM_NET_PACKET ? &packet_backend_ops : &tap_backend_ops;
-	n->backend.nr_queues = cfg->queues;
-	n->backend.mtu = cfg->mtu;
-	n->backend.fanout = cfg->fanout;
-	n->backend.rx_ring = !cfg->rx_recv;
-	n->backend.qdisc_bypass = cfg->qdisc_bypass;
-	snprintf(n->backend.ifname, sizeof(n->backend.ifname), "%s", cfg->ifname);
-	int rc = n->backend.ops->open(&n->backend, err);
-	if (rc)
-		return rc;
+	int rc = 0;
+	if (cfg->engine == MINIVMM_ENGINE_URING) {
+		rc = net_uring_probe(err);
+		if (rc)
+			return rc;
+	}
 	if (cfg->mac_set)
 		memcpy(n->mac, cfg->mac, 6);
 	else
-		vnet_stable_mac(n->backend.ifname, index, n->mac);
+		vnet_stable_mac(n->backend->ifname, index, n->mac);
 	memcpy(n->filter.mac, n->mac, 6);
 
 	n->ctrl_stop_fd = eventfd(0, EFD_CLOEXEC);
@@ -434,9 +457,12 @@ int virtio_net_create(struct virtio_net **out, unsigned index, const struct mini
 		return rc;
 	/* Until the guest negotiates MQ only the first pair is steered to. */
 	vnet_set_active_pairs(n, 1);
+	rc = vnet_link_start(n, err);
+	if (rc)
+		return rc;
 	char line[160];
 	snprintf(line, sizeof(line), "net%u: %s %s%s, %u queue pair%s, MAC %02x:%02x:%02x:%02x:%02x:%02x",
-		 index, n->backend.ops->kind, n->backend.ifname, n->backend.created ? " (created)" : "",
+		 index, n->backend->ops->kind, n->backend->ifname, n->backend->created ? " (created)" : "",
 		 n->nr_pairs, n->nr_pairs > 1 ? "s" : "", n->mac[0], n->mac[1], n->mac[2], n->mac[3],
 		 n->mac[4], n->mac[5]);
 	machine_log(ev, line);
@@ -447,12 +473,12 @@ void virtio_net_destroy(struct virtio_net *n)
 {
 	if (!n)
 		return;
+	vnet_link_stop(n);   /* it may restart workers: before the reset */
 	if (n->transport)
 		virtio_mmio_destroy(n->transport);   /* resets the device first */
 	else
 		vnet_reset(n);
-	if (n->backend.ops)
-		n->backend.ops->close(&n->backend);
+	net_backend_destroy(n->backend);
 	if (n->ctrl_stop_fd >= 0)
 		close(n->ctrl_stop_fd);
 	pthread_mutex_destroy(&n->lock);

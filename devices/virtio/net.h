@@ -37,7 +37,7 @@ struct virtio_net {
 	const struct guest_mem *mem;
 	const struct machine *ev;
 	struct virtio_mmio *transport;
-	struct net_backend backend;
+	struct net_backend *backend;       /* chosen and opened by the VM; ours to destroy */
 
 	pthread_mutex_t lock;              /* activation, pairs, offloads */
 	uint64_t features;                 /* acked, valid while activated */
@@ -57,6 +57,13 @@ struct virtio_net {
 
 	struct vnet_rx_filter filter;
 
+	/* The backend's link (net_link.c): down while its interface is gone. */
+	bool link_up;                      /* under lock; config status LINK_UP */
+	int link_lost_err;                 /* -errno of the last loss (atomic) */
+	int link_wake_fd, link_stop_fd;
+	pthread_t link_thread;
+	bool link_running;
+
 	/* Control queue, served by its own thread off the data path. */
 	pthread_t ctrl_thread;
 	bool ctrl_running;
@@ -64,9 +71,11 @@ struct virtio_net {
 	uint64_t ctrl_commands, ctrl_errors;
 };
 
+/* The device over `backend` (which it owns from now on, even on failure). */
 int virtio_net_create(struct virtio_net **out, unsigned index, const struct minivmm_net_config *cfg,
-		      const struct machine *ev, const struct guest_mem *mem, uint64_t mmio_base,
-		      unsigned gsi, struct vmm_err *err);
+		      struct net_backend *backend, const struct machine *ev,
+		      const struct guest_mem *mem, uint64_t mmio_base, unsigned gsi,
+		      struct vmm_err *err);
 void virtio_net_destroy(struct virtio_net *n);
 
 /* Queue index layout (spec 5.1.2): rx0, tx0, rx1, tx1, ..., ctrl. */
@@ -92,6 +101,16 @@ void virtio_net_stats(struct virtio_net *n, struct minivmm_net_stats *d,
 /* The control-queue thread (net_ctrl.c). */
 int vnet_ctrl_start(struct virtio_net *n, struct vmm_err *err);
 void vnet_ctrl_stop(struct virtio_net *n);
+
+/* Queue workers of an activated device, with n->lock held (net.c). */
+int vnet_start_workers(struct virtio_net *n, unsigned usable_pairs, struct vmm_err *err);
+void vnet_stop_workers(struct virtio_net *n);
+
+/* The link thread (net_link.c): started with the device, told by workers
+ * when the backend is gone (net_guest.backend_lost). */
+int vnet_link_start(struct virtio_net *n, struct vmm_err *err);
+void vnet_link_stop(struct virtio_net *n);
+void vnet_backend_lost(void *opaque, unsigned qp, int err);
 
 /* RX filter decision for a frame's destination MAC (net_ctrl.c). */
 bool vnet_filter_accepts(struct vnet_rx_filter *f, const uint8_t *dst);

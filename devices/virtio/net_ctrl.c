@@ -15,6 +15,15 @@
 
 /* ---- RX filter --------------------------------------------------------- */
 
+/* Workers read the filter for every frame while the control thread may
+ * change it: a sequence lock (seq odd while a change is being written). Its
+ * fields are read with acquire loads (plain loads on x86) so the reader's
+ * loads stay between its two looks at seq, and written with atomic stores
+ * between two full-barrier increments of seq: the races are ones the C11
+ * memory model (and ThreadSanitizer) accept. */
+#define FLT_LOAD(x)     __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define FLT_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
 static void filter_begin_write(struct vnet_rx_filter *f)
 {
 	__atomic_add_fetch(&f->seq, 1, __ATOMIC_SEQ_CST);
@@ -25,37 +34,52 @@ static void filter_end_write(struct vnet_rx_filter *f)
 	__atomic_add_fetch(&f->seq, 1, __ATOMIC_SEQ_CST);
 }
 
+static void filter_store_mac(uint8_t *dst, const uint8_t *src)
+{
+	for (int i = 0; i < 6; i++)
+		FLT_STORE(dst[i], src[i]);
+}
+
+static bool filter_mac_is(const uint8_t *entry, const uint8_t *mac)
+{
+	for (int i = 0; i < 6; i++)
+		if (FLT_LOAD(entry[i]) != mac[i])
+			return false;
+	return true;
+}
+
 static bool mac_in(const uint8_t (*table)[6], unsigned n, const uint8_t *mac)
 {
+	if (n > VNET_MAC_TABLE_MAX)
+		n = VNET_MAC_TABLE_MAX;   /* a torn count: seq makes us look again */
 	for (unsigned i = 0; i < n; i++)
-		if (memcmp(table[i], mac, 6) == 0)
+		if (filter_mac_is(table[i], mac))
 			return true;
 	return false;
 }
 
-static bool filter_decide(const struct vnet_rx_filter *f, const uint8_t *dst)
+static bool filter_decide(struct vnet_rx_filter *f, const uint8_t *dst)
 {
 	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-	if (f->promisc)
+	if (FLT_LOAD(f->promisc))
 		return true;
 	if (memcmp(dst, bcast, 6) == 0)
-		return !f->nobcast;
+		return !FLT_LOAD(f->nobcast);
 	if (dst[0] & 1)
-		return !f->nomulti && (f->allmulti || mac_in(f->mc, f->nr_mc, dst));
-	return !f->nouni && (f->alluni || memcmp(dst, f->mac, 6) == 0 || mac_in(f->uc, f->nr_uc, dst));
+		return !FLT_LOAD(f->nomulti) &&
+		       (FLT_LOAD(f->allmulti) || mac_in(f->mc, FLT_LOAD(f->nr_mc), dst));
+	return !FLT_LOAD(f->nouni) &&
+	       (FLT_LOAD(f->alluni) || filter_mac_is(f->mac, dst) || mac_in(f->uc, FLT_LOAD(f->nr_uc), dst));
 }
 
 bool vnet_filter_accepts(struct vnet_rx_filter *f, const uint8_t *dst)
 {
-	/* Sequence counter: retry if the control thread changed the filter
-	 * while we looked (odd = write in progress). */
 	for (;;) {
 		unsigned s = __atomic_load_n(&f->seq, __ATOMIC_ACQUIRE);
 		if (s & 1)
-			continue;
+			continue;   /* a change is being written: a few stores long */
 		bool ok = filter_decide(f, dst);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&f->seq, __ATOMIC_RELAXED) == s)
+		if (__atomic_load_n(&f->seq, __ATOMIC_ACQUIRE) == s)
 			return ok;
 	}
 }
@@ -71,8 +95,8 @@ static uint8_t ctrl_rx_mode(struct virtio_net *n, uint8_t cmd, const uint8_t *da
 	filter_begin_write(f);
 	uint8_t ack = VIRTIO_NET_OK;
 	switch (cmd) {
-	case VIRTIO_NET_CTRL_RX_PROMISC: f->promisc = on; break;
-	case VIRTIO_NET_CTRL_RX_ALLMULTI: f->allmulti = on; break;
+	case VIRTIO_NET_CTRL_RX_PROMISC: FLT_STORE(f->promisc, on); break;
+	case VIRTIO_NET_CTRL_RX_ALLMULTI: FLT_STORE(f->allmulti, on); break;
 	/* The next four belong to CTRL_RX_EXTRA, which we do not offer. */
 	default: ack = VIRTIO_NET_ERR; break;
 	}
@@ -107,7 +131,7 @@ static uint8_t ctrl_mac(struct virtio_net *n, uint8_t cmd, const uint8_t *data, 
 		memcpy(n->mac, data, 6);
 		pthread_mutex_unlock(&n->lock);
 		filter_begin_write(f);
-		memcpy(f->mac, data, 6);
+		filter_store_mac(f->mac, data);
 		filter_end_write(f);
 		return VIRTIO_NET_OK;
 	}
@@ -120,10 +144,12 @@ static uint8_t ctrl_mac(struct virtio_net *n, uint8_t cmd, const uint8_t *data, 
 	    ctrl_parse_mac_table(data, len, &off, mc, &nr_mc) < 0 || off != len)
 		return VIRTIO_NET_ERR;
 	filter_begin_write(f);
-	memcpy(f->uc, uc, sizeof(uc));
-	memcpy(f->mc, mc, sizeof(mc));
-	f->nr_uc = nr_uc;
-	f->nr_mc = nr_mc;
+	for (unsigned i = 0; i < nr_uc; i++)
+		filter_store_mac(f->uc[i], uc[i]);
+	for (unsigned i = 0; i < nr_mc; i++)
+		filter_store_mac(f->mc[i], mc[i]);
+	FLT_STORE(f->nr_uc, nr_uc);
+	FLT_STORE(f->nr_mc, nr_mc);
 	filter_end_write(f);
 	return VIRTIO_NET_OK;
 }
@@ -156,7 +182,7 @@ static uint8_t ctrl_offloads(struct virtio_net *n, uint8_t cmd, const uint8_t *d
 	/* Only offloads that are GUEST_* bits and were negotiated. */
 	if (!(want & ~(n->features & guest_bits))) {
 		struct vmm_err e = { 0 };
-		if (n->backend.ops->set_offload(&n->backend, tap_offloads_from_features(want), &e) == 0)
+		if (n->backend->ops->set_offload(n->backend, tap_offloads_from_features(want), &e) == 0)
 			ack = VIRTIO_NET_OK;
 	}
 	pthread_mutex_unlock(&n->lock);
@@ -202,9 +228,9 @@ again:
 	while ((rc = virtq_pop(q, &c)) > 0) {
 		size_t len = ctrl_gather(&c, cmd, sizeof(cmd));
 		uint8_t ack = len == SIZE_MAX ? VIRTIO_NET_ERR : ctrl_dispatch(n, cmd, len);
-		n->ctrl_commands++;
+		__atomic_add_fetch(&n->ctrl_commands, 1, __ATOMIC_RELAXED);   /* read by the stats printer */
 		if (ack != VIRTIO_NET_OK)
-			n->ctrl_errors++;
+			__atomic_add_fetch(&n->ctrl_errors, 1, __ATOMIC_RELAXED);
 		uint32_t written = 0;
 		if (c.nr_writable) {
 			*(uint8_t *)guest_chain_writable(&c)[0].iov_base = ack;

@@ -42,6 +42,8 @@ static void vnet_queue_stats(const struct virtio_net *n, unsigned p, struct mini
 	q->backend_drops = rd(&s->backend_drops);
 	q->rx_errors = rd(&s->rx_errors);
 	q->tx_errors = rd(&s->tx_errors);
+	q->tx_dropped = rd(&s->tx_dropped);
+	q->rx_gso_cut = rd(&s->rx_gso_cut);
 }
 
 static void vnet_worker_stats(const struct net_worker *nw, struct minivmm_worker_stats *w)
@@ -55,6 +57,7 @@ static void vnet_worker_stats(const struct net_worker *nw, struct minivmm_worker
 	w->cpu_ns = u.cpu_ns;
 	w->voluntary_switches = u.voluntary_switches;
 	w->involuntary_switches = u.involuntary_switches;
+	net_uring_describe(nw, w->io_uring, sizeof(w->io_uring));
 }
 
 void virtio_net_stats(struct virtio_net *n, struct minivmm_net_stats *d,
@@ -66,23 +69,24 @@ void virtio_net_stats(struct virtio_net *n, struct minivmm_net_stats *d,
 	/* The kernel's drop counters (packet sockets) reset when read: fold
 	 * them into ours. Only this function writes backend_drops. */
 	for (unsigned p = 0; p < n->nr_pairs; p++)
-		NET_STAT_ADD(&n->qp[p], backend_drops, net_backend_take_drops(&n->backend, p));
+		NET_STAT_ADD(&n->qp[p], backend_drops, net_backend_take_drops(n->backend, p));
 	d->index = n->index;
 	snprintf(d->name, sizeof(d->name), "net%u", n->index);
-	snprintf(d->backend, sizeof(d->backend), "%s", n->backend.ops->kind);
-	snprintf(d->ifname, sizeof(d->ifname), "%s", n->backend.ifname);
+	snprintf(d->backend, sizeof(d->backend), "%s", n->backend->ops->kind);
+	snprintf(d->ifname, sizeof(d->ifname), "%s", n->backend->ifname);
 	snprintf(d->engine, sizeof(d->engine), "%s",
 		 n->cfg.engine == MINIVMM_ENGINE_EPOLL ? "epoll" : "uring");
 	d->queue_pairs = n->nr_pairs;
 	d->active_pairs = n->active_pairs;
 	d->nr_workers = n->nr_workers;
+	d->link_up = n->link_up;
 	d->nr_queues = n->nr_pairs;
 	for (unsigned p = 0; p < n->nr_pairs; p++)
 		vnet_queue_stats(n, p, &q[p]);
 	d->nr_worker_entries = n->nr_workers;
 	for (unsigned i = 0; i < n->nr_workers; i++)
 		vnet_worker_stats(n->worker[i], &w[i]);
-	d->ctrl_commands = n->ctrl_commands;
-	d->ctrl_errors = n->ctrl_errors;
+	d->ctrl_commands = rd(&n->ctrl_commands);
+	d->ctrl_errors = rd(&n->ctrl_errors);
 	pthread_mutex_unlock(&n->lock);
 }

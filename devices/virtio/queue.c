@@ -136,10 +136,15 @@ int virtq_pop(struct virtq *q, struct guest_chain *chain)
 {
 	if (q->error)
 		return -1;
-	uint16_t pending = virtq_pending(q);
-	if (pending == 0)
+	uint16_t avail_idx = __atomic_load_n(&q->avail->idx, __ATOMIC_ACQUIRE);
+	if (avail_idx == q->last_avail)
 		return 0;
-	if (pending > q->size)
+	/* A driver has at most `size` chains outstanding (made available, not
+	 * yet used). More means it jumped the index or re-posted a head we
+	 * still hold. next_used counts what we pushed, published or not: the
+	 * driver cannot have reused those either, so this never trips on a
+	 * correct driver. */
+	if ((uint16_t)(avail_idx - q->next_used) > q->size)
 		return virtq_fail(q, VIRTQ_ERR_AVAIL_IDX);
 	/* The acquire load of avail->idx orders the reads below after it. */
 	uint16_t head = q->avail->ring[q->last_avail & (q->size - 1)];
@@ -204,7 +209,7 @@ const char *virtq_error_text(enum virtq_error e)
 {
 	switch (e) {
 	case VIRTQ_OK: return "no error";
-	case VIRTQ_ERR_AVAIL_IDX: return "available index jumped more than the queue size";
+	case VIRTQ_ERR_AVAIL_IDX: return "more buffers available than the queue holds (index jumped, or a head re-posted while in use)";
 	case VIRTQ_ERR_HEAD: return "chain head out of range";
 	case VIRTQ_ERR_DESC_ADDR: return "buffer outside guest memory";
 	case VIRTQ_ERR_NEXT: return "next descriptor out of range";

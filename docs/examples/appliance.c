@@ -2,10 +2,10 @@
  *
  * It boots a guest with one virtio-net device of two queue pairs on a tap,
  * reads the device's statistics while the guest runs, and stops the guest
- * cleanly once that many frames have reached it (or after a time limit, or
- * on SIGINT/SIGTERM).
+ * cleanly on SIGINT or SIGTERM, once FRAMES frames have reached it (0: no
+ * limit), or after SECONDS (default 60).
  *
- *   appliance KERNEL TAP FRAMES [SECONDS]
+ *   appliance KERNEL TAP [FRAMES [SECONDS]]
  *
  * With the project's test guest (KERNEL = build/testguest/testguest.elf)
  * the guest is an echo server at 10.0.0.2 on both queues: give TAP the
@@ -15,7 +15,7 @@
  *   cc -o appliance appliance.c $(pkg-config --cflags --libs minivmm)
  *   cc -o appliance appliance.c $(pkg-config --cflags minivmm) \
  *      -Wl,-Bstatic $(pkg-config --libs-only-L minivmm) -lminivmm -Wl,-Bdynamic \
- *      -luring -lpthread                       (libminivmm linked statically)
+ *      -luring -lfdt -lpthread                 (libminivmm linked statically)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -31,10 +31,11 @@
 /* minivmm_stop() is async-signal-safe, so a signal handler may call it;
  * the handler can only find the VM through a global. */
 static struct minivmm *the_vm;
+static volatile sig_atomic_t got_signal;
 
 static void stop_on_signal(int sig)
 {
-	(void)sig;
+	got_signal = sig;
 	if (the_vm)
 		minivmm_stop(the_vm);
 }
@@ -85,12 +86,12 @@ static int read_stats(struct minivmm *vm, struct net0 *n, uint64_t *rx, uint64_t
 
 int main(int argc, char **argv)
 {
-	if (argc < 4 || argc > 5) {
-		fprintf(stderr, "usage: appliance KERNEL TAP FRAMES [SECONDS]\n");
+	if (argc < 3 || argc > 5) {
+		fprintf(stderr, "usage: appliance KERNEL TAP [FRAMES [SECONDS]]\n");
 		return 2;
 	}
-	uint64_t want = strtoull(argv[3], NULL, 10);
-	double limit = argc == 5 ? atof(argv[4]) : 60;
+	uint64_t want = argc > 3 ? strtoull(argv[3], NULL, 10) : 0;
+	double limit = argc > 4 ? atof(argv[4]) : 60;
 	int stopped = 0;
 
 	struct minivmm_config cfg;
@@ -127,14 +128,20 @@ int main(int argc, char **argv)
 		minivmm_destroy(vm);
 		return 1;
 	}
-	printf("appliance: running; stopping after %" PRIu64 " frames or %.0f s\n", want, limit);
+	printf("appliance: running; stopping on SIGINT or SIGTERM, after %" PRIu64 " frames or %.0f s\n",
+	       want, limit);
 	fflush(stdout);
 
 	/* Watch the counters while the guest runs, from this thread. */
 	struct net0 n;
 	uint64_t rx = 0, tx = 0, printed = UINT64_MAX;
 	double start = now_s();
-	while (!__atomic_load_n(&stopped, __ATOMIC_ACQUIRE) && now_s() - start < limit) {
+	const char *why = "time limit";
+	while (now_s() - start < limit) {
+		if (__atomic_load_n(&stopped, __ATOMIC_ACQUIRE)) {
+			why = got_signal ? "signal" : "the guest stopped";
+			break;
+		}
 		if (read_stats(vm, &n, &rx, &tx) == 0 && rx != printed) {
 			printf("appliance: stats: %s %s %s, %u/%u pairs active, %u workers, rx %" PRIu64
 			       " tx %" PRIu64 " frames\n", n.dev.name, n.dev.backend, n.dev.ifname,
@@ -142,8 +149,10 @@ int main(int argc, char **argv)
 			fflush(stdout);
 			printed = rx;
 		}
-		if (want && rx >= want)
+		if (want && rx >= want) {
+			why = "frame count";
 			break;
+		}
 		usleep(100 * 1000);
 	}
 
@@ -158,8 +167,8 @@ int main(int argc, char **argv)
 		printf("appliance: worker %s cpu %.3f s, %" PRIu64 " context switches\n",
 		       n.worker[w].name, (double)n.worker[w].cpu_ns / 1e9,
 		       n.worker[w].voluntary_switches + n.worker[w].involuntary_switches);
-	printf("appliance: %s after %" PRIu64 " frames: exit status %d (%s)\n",
-	       want && rx >= want ? "stopped" : "ended", rx, status, minivmm_stop_reason(vm));
+	printf("appliance: stopped (%s) after %" PRIu64 " frames: exit status %d (%s)\n", why, rx,
+	       status, minivmm_stop_reason(vm));
 	the_vm = NULL;
 	minivmm_destroy(vm);
 	return status == MINIVMM_EXIT_OK ? 0 : 1;

@@ -61,6 +61,7 @@
 #define TG_SYSCALL_MAGIC    0x74677379  /* "tgsy" */
 #define TG_SYS_TRIPLE_FAULT 0       /* load an empty IDT, then #UD */
 #define TG_SYS_HALT         1       /* cli; hlt forever (park this vCPU) */
+#define TG_SYS_CPUID        2       /* CPUID leaf EDI, subleaf ESI at CPL0 -> EAX..EDX */
 
 #define TG_SPURIOUS_VECTOR  0xff    /* LAPIC spurious vector; handler: iretq */
 #define TG_NET_IRQ_VECTOR   0x40    /* virtio-net interrupt (irq=1): netirq.S */

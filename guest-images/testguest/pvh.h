@@ -20,11 +20,21 @@ struct hvm_start_info {
 	uint32_t reserved;
 };
 
+struct hvm_modlist_entry {
+	uint64_t paddr;
+	uint64_t size;
+	uint64_t cmdline_paddr;     /* NUL-terminated, 0 if none; minivmm names its DTB "dtb" */
+	uint64_t reserved;
+};
+
 struct hvm_memmap_table_entry {
 	uint64_t addr;
 	uint64_t size;
 	uint32_t type;
 	uint32_t reserved;
 };
+
+/* The start info the VMM passed (main.c), for code that reads the modules. */
+extern const struct hvm_start_info *tg_start_info;
 
 #endif

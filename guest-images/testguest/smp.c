@@ -70,11 +70,61 @@ unsigned smp_cpu_count(void)
 	return ncpus;
 }
 
+/* The VMM writes the APIC ID into CPUID per vCPU: leaf 1 EBX[31:24], leaf
+ * 0xB EDX (when implemented: EBX != 0) and, on AMD with TOPOEXT, 0x8000001E
+ * EAX. Each must be the LAPIC's ID, or the guest's topology is wrong. */
+static void cpuid_apic_check(struct tg_cpu *c)
+{
+	uint32_t a, b, cx, d, max, ext, id = c->apic_id_seen;
+
+	tg_cpuid_cpl0(0, 0, &max, &b, &cx, &d);
+	tg_cpuid_cpl0(1, 0, &a, &b, &cx, &d);
+	if ((b >> 24) != (id & 0xff)) {
+		c->cpuid_bad_leaf = 1;
+		c->cpuid_bad_id = b >> 24;
+		return;
+	}
+	if (max >= 0xb) {
+		tg_cpuid_cpl0(0xb, 0, &a, &b, &cx, &d);
+		if (b != 0 && d != id) {
+			c->cpuid_bad_leaf = 0xb;
+			c->cpuid_bad_id = d;
+			return;
+		}
+	}
+	tg_cpuid_cpl0(0x80000000, 0, &ext, &b, &cx, &d);
+	if (ext < 0x8000001e)
+		return;
+	tg_cpuid_cpl0(0x80000001, 0, &a, &b, &cx, &d);
+	if (!(cx & (1u << 22)))   /* TOPOEXT; reserved (0) on Intel */
+		return;
+	tg_cpuid_cpl0(0x8000001e, 0, &a, &b, &cx, &d);
+	if (a != id) {
+		c->cpuid_bad_leaf = 0x8000001e;
+		c->cpuid_bad_id = a;
+	}
+}
+
+int smp_check_cpuid_apic_ids(void)
+{
+	for (unsigned i = 0; i < ncpus; i++) {
+		struct tg_cpu *c = &tg_cpus[i];
+
+		if (!__atomic_load_n(&c->up, __ATOMIC_ACQUIRE) || !c->cpuid_bad_leaf)
+			continue;
+		tg_printf("testguest: cpu %u: CPUID leaf 0x%x says APIC ID %u, its LAPIC says %u\n",
+			  i, c->cpuid_bad_leaf, c->cpuid_bad_id, c->apic_id_seen);
+		return -1;
+	}
+	return 0;
+}
+
 static void cpu_announce(unsigned cpu)
 {
 	struct tg_cpu *c = &tg_cpus[cpu];
 
 	c->apic_id_seen = lapic_id();
+	cpuid_apic_check(c);
 	tg_printf("testguest: cpu %u up (apic %u)\n", cpu, c->apic_id_seen);
 	__atomic_store_n(&c->up, 1, __ATOMIC_RELEASE);
 }

@@ -159,7 +159,14 @@ tg_syscall_entry:
 	je sys_triple_fault
 	cmpq $TG_SYS_HALT, %rax
 	je sys_halt
+	cmpq $TG_SYS_CPUID, %rax
+	je sys_cpuid
 	movq $-1, %rax                          /* unknown: return -1 */
+	iretq
+sys_cpuid:
+	movl %edi, %eax
+	movl %esi, %ecx
+	cpuid
 	iretq
 sys_triple_fault:
 	lidtq tg_empty_idtr                     /* limit 0: every vector faults */

@@ -16,6 +16,20 @@ static long tg_syscall(long nr)
 	return ret;
 }
 
+void tg_cpuid_cpl0(uint32_t leaf, uint32_t sub, uint32_t *a, uint32_t *b, uint32_t *c,
+		   uint32_t *d)
+{
+	uint64_t rax = ((uint64_t)TG_SYSCALL_MAGIC << 32) | TG_SYS_CPUID;
+	uint64_t rbx, rcx, rdx;
+
+	__asm__ volatile("int3" : "+a"(rax), "=b"(rbx), "=c"(rcx), "=d"(rdx)
+			 : "D"((uint64_t)leaf), "S"((uint64_t)sub) : "memory");
+	*a = (uint32_t)rax;
+	*b = (uint32_t)rbx;
+	*c = (uint32_t)rcx;
+	*d = (uint32_t)rdx;
+}
+
 void tg_halt(void)
 {
 	for (;;)

@@ -16,6 +16,7 @@
 #define TG_EXIT_NO_RESET        0x15    /* i8042 reset did not end the VM -> 43 */
 #define TG_EXIT_NO_TRIPLE_FAULT 0x16    /* triple fault did not end the VM -> 45 */
 #define TG_EXIT_RETURNED        0x17    /* main/ap_main/a test returned -> 47 */
+#define TG_EXIT_CPUID_APIC      0x18    /* test=smp: CPUID's APIC ID is not the LAPIC's -> 49 */
 
 /* Write code to the debug-exit port, then park this vCPU. */
 __attribute__((noreturn)) void tg_exit(uint32_t code);
@@ -24,6 +25,10 @@ __attribute__((noreturn)) void tg_exit(uint32_t code);
 __attribute__((noreturn)) void tg_reset(void);
 /* Park this vCPU: cli; hlt at CPL0, no host CPU used. */
 __attribute__((noreturn)) void tg_halt(void);
+/* CPUID executed at CPL0. Under PVM a CPL3 CPUID runs natively and
+ * reports the host CPU; at CPL0 it reaches KVM, as on VMX/SVM. */
+void tg_cpuid_cpl0(uint32_t leaf, uint32_t sub, uint32_t *a, uint32_t *b, uint32_t *c,
+		   uint32_t *d);
 /* Ask CPL0 to load an empty IDT and fault. */
 void tg_triple_fault(void);
 

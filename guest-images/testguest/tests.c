@@ -34,6 +34,9 @@ static void test_smp(void)
 		tg_exit(TG_EXIT_SMP_TIMEOUT);
 	}
 	tg_printf("testguest: all %u vCPUs up\n", n);
+	if (smp_check_cpuid_apic_ids())
+		tg_exit(TG_EXIT_CPUID_APIC);
+	tg_printf("testguest: CPUID APIC IDs match the LAPIC on all %u vCPUs\n", n);
 	tg_reset();
 }
 

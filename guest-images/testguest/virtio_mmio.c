@@ -1,6 +1,7 @@
 #include "virtio_mmio.h"
 
 #include "cmdline.h"
+#include "dtb.h"
 #include "io.h"
 #include "lib.h"
 #include "serial.h"
@@ -73,6 +74,14 @@ static int parse_num(const char *s, int allow_suffix, uint64_t *out, const char 
 	return 0;
 }
 
+/* Registers up to the config space at least, 4-byte aligned, below 4 GiB
+ * (our page tables map only that); an 8-bit interrupt line. */
+static int window_ok(uint64_t base, uint64_t size, uint64_t irq)
+{
+	return size >= VIRTIO_MMIO_CONFIG && base < 0x100000000ull &&
+	       size <= 0x100000000ull - base && !(base & 3) && irq <= 255;
+}
+
 int vmmio_parse_word(const char *s, struct vmmio_dev *out)
 {
 	uint64_t size, base, irq;
@@ -82,10 +91,7 @@ int vmmio_parse_word(const char *s, struct vmmio_dev *out)
 	    parse_num(s, 0, &base, &s) || *s++ != ':' ||
 	    parse_num(s, 0, &irq, &s) || (*s && *s != ':'))
 		return -1;
-	/* Registers up to the config space at least; below 4 GiB (our page
-	 * tables map only that). */
-	if (size < VIRTIO_MMIO_CONFIG || base >= 0x100000000ull ||
-	    base + size > 0x100000000ull || (base & 3) || irq > 255)
+	if (!window_ok(base, size, irq))
 		return -1;
 	out->base = (uintptr_t)base;
 	out->size = size;
@@ -93,17 +99,86 @@ int vmmio_parse_word(const char *s, struct vmmio_dev *out)
 	return 0;
 }
 
-int vmmio_find(uint32_t device_id, struct vmmio_dev *out, int verbose)
+/* The virtio-mmio windows, found once: from the device tree module when
+ * the VMM passed one (minivmm), else from the cmdline words (QEMU microvm,
+ * which has no device tree on x86). One console line says which. */
+static struct {
+	int done;
+	int bad_word;                 /* a cmdline word did not parse */
+	unsigned n;
+	struct vmmio_dev dev[VMMIO_MAX_WINDOWS];
+} windows;
+
+/* 1 when the DTB module gave the list (possibly empty), 0 to fall back. */
+static int windows_from_dtb(void)
+{
+	const uint8_t *blob;
+	uint64_t size;
+	struct dtb_mmio_dev d[VMMIO_MAX_WINDOWS];
+	const char *why = "";
+
+	if (!tg_start_info || !dtb_find_module(tg_start_info, &blob, &size))
+		return 0;
+	int n = dtb_virtio_mmio(blob, size, d, VMMIO_MAX_WINDOWS, &why);
+
+	for (int i = 0; i < n && !*why; i++)
+		if (!window_ok(d[i].base, d[i].size, d[i].irq))
+			why = "a virtio-mmio window the guest cannot map";
+	if (n < 0 || *why) {
+		tg_printf("testguest: dtb at 0x%lx (%lu bytes) unusable: %s\n",
+			  (unsigned long)(uintptr_t)blob, (unsigned long)size, why);
+		return 0;
+	}
+	for (int i = 0; i < n; i++)
+		windows.dev[i] = (struct vmmio_dev){ .base = (uintptr_t)d[i].base, .size = d[i].size,
+						     .irq = d[i].irq };
+	windows.n = (unsigned)n;
+	return 1;
+}
+
+static void windows_from_cmdline(void)
 {
 	for (int i = cmdline_find("virtio_mmio.device", 0); i >= 0;
 	     i = cmdline_find("virtio_mmio.device", (unsigned)i + 1)) {
 		const char *w = cmdline_word((unsigned)i)->value;
-		struct vmmio_dev d;
 
-		if (vmmio_parse_word(w, &d)) {
+		if (windows.n == VMMIO_MAX_WINDOWS)
+			break;
+		if (vmmio_parse_word(w, &windows.dev[windows.n])) {
 			tg_printf("testguest: bad virtio_mmio.device=%s\n", w);
-			return VMMIO_BAD_WORD;
+			windows.bad_word = 1;
+			return;
 		}
+		windows.n++;
+	}
+}
+
+static void windows_discover(int verbose)
+{
+	const char *source = "dtb";
+
+	if (windows.done)
+		return;
+	windows.done = 1;
+	if (!windows_from_dtb()) {
+		source = "cmdline";
+		windows_from_cmdline();
+	}
+	tg_printf("testguest: virtio-mmio source %s devices %u\n", source, windows.n);
+	for (unsigned i = 0; verbose && i < windows.n; i++)
+		tg_printf("testguest: virtio-mmio window %u base 0x%lx size 0x%lx irq %u\n", i,
+			  (unsigned long)windows.dev[i].base, (unsigned long)windows.dev[i].size,
+			  windows.dev[i].irq);
+}
+
+int vmmio_find(uint32_t device_id, struct vmmio_dev *out, int verbose)
+{
+	windows_discover(verbose);
+	if (windows.bad_word)
+		return VMMIO_BAD_WORD;
+	for (unsigned i = 0; i < windows.n; i++) {
+		struct vmmio_dev d = windows.dev[i];
+
 		if (vmmio_read(&d, VIRTIO_MMIO_MAGIC_VALUE) != VIRTIO_MMIO_MAGIC) {
 			if (verbose)
 				tg_printf("testguest: virtio-mmio 0x%lx: no magic\n",

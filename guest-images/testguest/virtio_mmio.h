@@ -1,10 +1,13 @@
 /* virtio-mmio transport, version 2 (virtio 1.x, section 4.2) only.
  *
- * Devices are found through the Linux-style command line words the VMM
- * appends, `virtio_mmio.device=<size>@<base>:<irq>` (size with an optional
- * K/M/G suffix, base in hex with 0x or decimal, irq decimal; an optional
- * trailing `:<id>` is ignored). Windows with DeviceID 0 (QEMU microvm's
- * empty slots) or a bad magic are skipped. Every register access is an exit
+ * Devices are found in the device tree the VMM passes as the PVH module
+ * named "dtb" (minivmm; dtb.c), or, when there is none or it is unusable,
+ * through the Linux-style command line words the VMM appends,
+ * `virtio_mmio.device=<size>@<base>:<irq>` (size with an optional K/M/G
+ * suffix, base in hex with 0x or decimal, irq decimal; an optional trailing
+ * `:<id>` is ignored), as under QEMU microvm. The first lookup prints
+ * `testguest: virtio-mmio source dtb|cmdline devices <n>`. Windows with
+ * DeviceID 0 (QEMU microvm's empty slots) or a bad magic are skipped. Every register access is an exit
  * to the VMM (~28 us under PVM): none of this is on a hot path except the
  * QueueNotify kick, which the queues throttle. */
 #ifndef TESTGUEST_VIRTIO_MMIO_H
@@ -18,6 +21,7 @@
 #include "virtq.h"
 
 #define VIRTIO_MMIO_MAGIC 0x74726976    /* "virt" */
+#define VMMIO_MAX_WINDOWS 32            /* windows the guest keeps */
 
 struct vmmio_dev {
 	uintptr_t base;
@@ -36,8 +40,9 @@ enum vmmio_find_result {
 
 /* Parse "<size>@<base>:<irq>[:<id>]". 0 or -1. */
 int vmmio_parse_word(const char *s, struct vmmio_dev *out);
-/* First device with this DeviceID among the cmdline's windows. For
- * VMMIO_LEGACY and VMMIO_BAD_WORD, *out says which window. */
+/* First device with this DeviceID among the windows (device tree or
+ * cmdline, found on the first call). For
+ * VMMIO_LEGACY, *out says which window. */
 int vmmio_find(uint32_t device_id, struct vmmio_dev *out, int verbose);
 
 uint32_t vmmio_read(const struct vmmio_dev *d, uint32_t reg);

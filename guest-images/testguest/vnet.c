@@ -4,6 +4,7 @@
 
 #include <linux/virtio_ids.h>
 
+#include "cmdline.h"
 #include "delay.h"
 #include "io.h"
 #include "lib.h"
@@ -63,7 +64,7 @@ int vnet_init(struct vnet *n, unsigned npairs, int offload, int verbose)
 	memset(n, 0, sizeof(*n));
 	r = vmmio_find(VIRTIO_ID_NET, d, verbose);
 	if (r == VMMIO_NONE) {
-		tg_printf("testguest: no virtio-net device (virtio_mmio.device=...)\n");
+		tg_printf("testguest: no virtio-net device (in the device tree or virtio_mmio.device=...)\n");
 		return TG_EXIT_NET_NO_DEVICE;
 	}
 	if (r == VMMIO_LEGACY) {
@@ -83,8 +84,11 @@ int vnet_init(struct vnet *n, unsigned npairs, int offload, int verbose)
 		return TG_EXIT_NET_DEVICE;
 	}
 	n->features = n->offered & want;
+	/* ctrl=unset: negotiate the control queue but never set it up, as a
+	 * driver may (the device must still work, without it). */
+	int ctrl_unset = strcmp(cmdline_get("ctrl", ""), "unset") == 0;
 	/* MQ needs the control queue to be usable. */
-	if (!(n->features & F(VIRTIO_NET_F_CTRL_VQ)))
+	if (!(n->features & F(VIRTIO_NET_F_CTRL_VQ)) || ctrl_unset)
 		n->features &= ~F(VIRTIO_NET_F_MQ);
 	if (vmmio_set_features(d, n->features)) {
 		tg_printf("testguest: virtio-net refused features 0x%llx (FEATURES_OK did not stick)\n",
@@ -136,7 +140,9 @@ int vnet_init(struct vnet *n, unsigned npairs, int offload, int verbose)
 		}
 	}
 	n->npairs = npairs;
-	if (vnet_has(n, VIRTIO_NET_F_CTRL_VQ)) {
+	if (vnet_has(n, VIRTIO_NET_F_CTRL_VQ) && ctrl_unset)
+		tg_printf("testguest: control queue negotiated and left unset (ctrl=unset)\n");
+	if (vnet_has(n, VIRTIO_NET_F_CTRL_VQ) && !ctrl_unset) {
 		uint16_t idx = vnet_has(n, VIRTIO_NET_F_MQ) ? (uint16_t)(2 * n->max_pairs) : 2;
 
 		ctrl_cmd = dma_alloc(sizeof(*ctrl_cmd), 64);

@@ -39,13 +39,22 @@ for f in tests/integration/test_*.sh; do
 	. "$f"
 done
 
-only=${1:-}
+# Arguments: glob patterns of test names to run (any of them); none: all.
+patterns=("$@")
+selected() {
+	[ ${#patterns[@]} -eq 0 ] && return 0
+	local p
+	for p in "${patterns[@]}"; do
+		[[ "$1" == $p ]] && return 0
+	done
+	return 1
+}
 if ! preflight; then
 	echo "0 passed, 1 failed"
 	exit 1
 fi
 for t in $(declare -F | awk '{print $3}' | grep '^t_' | sed 's/^t_//'); do
-	if [ -n "$only" ] && [[ "$t" != $only ]]; then continue; fi
+	selected "$t" || continue
 	run_test "$t"
 done
 declare -F netns_cleanup > /dev/null && netns_cleanup

@@ -6,6 +6,7 @@ boot_smp() {
 	run_vm "$out" --kernel "$TESTGUEST" --cpus "$n" --cmdline "test=smp" < /dev/null
 	expect_rc 0 "$out" || return 1
 	expect_line "all $n vCPUs up" "$out" || return 1
+	expect_line "CPUID APIC IDs match the LAPIC on all $n vCPUs" "$out" || return 1
 	local i
 	for ((i = 0; i < n; i++)); do
 		expect_line "cpu $i up" "$out" || return 1

@@ -109,7 +109,7 @@ t_embed_program_symbols_do_not_clash() {
 }
 
 # appliance: a 2-queue device, statistics read while the guest runs, a clean
-# stop once the guest has received what the peer sent.
+# stop (minivmm_stop from its SIGTERM handler) once the peer has its echoes.
 embed_appliance() {
 	local mode=$1 bin
 	embed_install || return 1
@@ -117,7 +117,7 @@ embed_appliance() {
 	netns_create NS || { fail "cannot create a network namespace"; return 1; }
 	local out="$TMP_ROOT/appliance-$mode.out" res="$TMP_ROOT/appliance-$mode.peer"
 	LD_LIBRARY_PATH="$EMBED_ROOT/usr/lib" ip netns exec "$NS" timeout -k 5 90 \
-		"$bin" "$TESTGUEST" ta 300 60 < /dev/null > "$out" 2>&1 &
+		"$bin" "$TESTGUEST" ta 0 60 < /dev/null > "$out" 2>&1 &
 	local pid=$!
 	netns_wait_link "$NS" ta 10 || { fail "appliance created no tap: $(tr '\n' '|' < "$out")"; return 1; }
 	netns_add_addr "$NS" ta 10.0.0.1/24 || { fail "cannot configure ta"; return 1; }
@@ -130,6 +130,12 @@ embed_appliance() {
 	ip netns exec "$NS" "$NETPEER" echo-check --dst 10.0.0.2 --port 5001 --count 300 --flows 16 \
 		--wait-ms 3000 > "$res" 2>&1
 	local peer_rc=$?
+	# The statistics show the traffic while the guest still runs.
+	for ((i = 0; i < 40; i++)); do
+		grep -Eq "^appliance: stats: .* rx (3[0-9][0-9]|[4-9][0-9][0-9]) " "$out" && break
+		sleep 0.05
+	done
+	kill -TERM "$pid"
 	wait "$pid"
 	rc=$?
 	[ $peer_rc = 0 ] || { fail "echo-check: $(tr '\n' ' ' < "$res"); appliance: $(tail -c 400 "$out" | tr '\n' '|')"; return 1; }
@@ -141,11 +147,11 @@ embed_appliance() {
 		expect_line "^appliance: q0 rx [1-9][0-9]* tx [1-9][0-9]* worker net0-q0$" "$out" &&
 		expect_line "^appliance: q1 rx [1-9][0-9]* tx [1-9][0-9]* worker net0-q1$" "$out" &&
 		expect_line "^appliance: worker net0-q1 cpu [0-9.]+ s" "$out" &&
-		expect_line "^appliance: stopped after [0-9]+ frames: exit status 0 \(stopped by minivmm_stop\(\)\)$" "$out" ||
+		expect_line "^appliance: stopped \(signal\) after [0-9]+ frames: exit status 0 \(stopped by minivmm_stop\(\)\)$" "$out" ||
 		return 1
 	# The frames the appliance counted are at least what the peer sent.
 	local frames
-	frames=$(sed -n 's/^appliance: stopped after \([0-9]*\) frames.*/\1/p' "$out")
+	frames=$(sed -n 's/^appliance: stopped (signal) after \([0-9]*\) frames.*/\1/p' "$out")
 	[ "$frames" -ge 300 ] || fail "appliance counted $frames frames, the peer sent 300"
 }
 

@@ -282,3 +282,33 @@ t_mq_bad_cpu_list_refused() {
 	mq_refuses "^minivmm: --cpus pin: CPU 7 is not one this process may run on" \
 		--kernel "$TESTGUEST" --cpus 2,pin=0,7 --net tap=t0
 }
+
+# A multiqueue tap accepts any number of attached queues: a second process on
+# it would silently take half the frames, with the same MAC. minivmm counts the
+# queues attached after opening its own and refuses (hardening 7).
+t_mq_tap_shared_with_another_process_refused() {
+	netns_create NS || { fail "cannot create a network namespace"; return 1; }
+	ip -n "$NS" tuntap add t0 mode tap multi_queue || { fail "cannot create a multiqueue tap"; return 1; }
+	local out="$TMP_ROOT/mq-shared.out" holder
+	# Another process holds one queue of t0.
+	ip netns exec "$NS" python3 -c '
+import fcntl, os, struct, sys, time
+fd = os.open("/dev/net/tun", os.O_RDWR)
+fcntl.ioctl(fd, 0x400454ca, struct.pack("16sH", b"t0", 0x0002 | 0x1000 | 0x0100))
+print("attached", flush=True)
+time.sleep(30)' > "$TMP_ROOT/holder.out" 2>&1 &
+	holder=$!
+	local i
+	for ((i = 0; i < 100; i++)); do grep -q attached "$TMP_ROOT/holder.out" && break; sleep 0.05; done
+	ip netns exec "$NS" timeout 20 "$MINIVMM" --kernel "$TESTGUEST" --net tap=t0,queues=2 \
+		--cmdline 'test=hello' < /dev/null > "$out" 2>&1
+	rc=$?
+	kill "$holder" 2> /dev/null; wait "$holder" 2> /dev/null
+	expect_rc 2 "$out" || return 1
+	expect_line "tap 't0' already has 1 queue attached by another process" "$out" || return 1
+	# And with the other process gone, the same tap is fine.
+	ip netns exec "$NS" timeout 20 "$MINIVMM" --kernel "$TESTGUEST" --net tap=t0,queues=2 \
+		--cmdline 'test=hello' < /dev/null > "$out" 2>&1
+	rc=$?
+	expect_rc 0 "$out"
+}

@@ -169,3 +169,20 @@ t_net_bad_options_refused() {
 	cli_refuses "--net threads=3: more threads than the 2 queue pairs" --kernel "$TESTGUEST" --net queues=2,threads=3 || return 1
 	cli_refuses "interface name 'abcdefghijklmnopq' is too long" --kernel "$TESTGUEST" --net tap=abcdefghijklmnopq
 }
+
+# A driver that negotiates the control queue but never sets it up (the spec
+# lets a driver leave queues unused; QEMU accepts it): the device must come up
+# and carry traffic, not report NEEDS_RESET at DRIVER_OK (hardening 5).
+t_net_ctrl_queue_negotiated_but_unset() {
+	net_vm_start "ctrl-unset" "test=net-echo secs=20 ctrl=unset" --net tap=t0 || return 1
+	local res="$TMP_ROOT/ctrl-unset.peer"
+	peer echo-check --dst 10.0.0.2 --port 5001 --count 500 --sizes 60-1514 --wait-ms 2000 > "$res" 2>&1
+	local peer_rc=$?
+	peer stop --dst 10.0.0.2 --port 5001 > /dev/null 2>&1
+	net_vm_wait
+	expect_line "control queue negotiated and left unset" "$OUT" || return 1
+	expect_no_line "needs reset|wants a reset" "$OUT" || return 1
+	[ $peer_rc = 0 ] && [ "$(value lost "$res")" = 0 ] ||
+		{ fail "echo-check: $(tr '\n' ' ' < "$res")"; return 1; }
+	expect_rc 0 "$OUT"
+}

@@ -29,7 +29,7 @@ static const struct {
 	{ "echo-check", CMD_ECHO_CHECK, np_echo_check,
 	  "netpeer echo-check --dst IP --port P [--count N] [--sizes MIN-MAX] [--flows K]\n"
 	  "                   [--window W] [--timeout-ms T] [--loss-ms L] [--wait-ms W]\n"
-	  "                   [--allow-loss] [--stop] [--json]" },
+	  "                   [--gso K] [--allow-loss] [--stop] [--json]" },
 	{ "count", CMD_COUNT, np_count,
 	  "netpeer count --port P [--expect N] [--flows F] [--timeout-ms T] [--idle-ms I]\n"
 	  "              [--ready-file PATH] [--json]" },
@@ -57,6 +57,8 @@ static const char usage_text[] =
 	"               --timeout-ms 30000 --loss-ms 1000 (an echo later than that is lost\n"
 	"               for the window; it is still counted if it arrives before the end).\n"
 	"               --wait-ms W first probes every 100 ms until the peer answers.\n"
+	"               --gso K sends K datagrams per send with UDP_SEGMENT (GSO: one\n"
+	"               64 KiB-class frame on a veth); needs --flows 1 and one --size.\n"
 	"  count        receive on port P, check sequence numbers per flow; stops at --expect\n"
 	"               distinct datagrams, after --idle-ms (default 2000) of silence once\n"
 	"               something arrived, on a stop datagram, or at --timeout-ms (30000).\n"
@@ -134,7 +136,7 @@ static bool parse_sizes(const char *s, unsigned *lo, unsigned *hi)
 enum opt_id {
 	O_DST, O_PORT, O_COUNT, O_SIZES, O_FLOWS, O_WINDOW, O_TIMEOUT, O_LOSS, O_WAIT,
 	O_IDLE, O_EXPECT, O_RATE, O_REPEAT, O_DROP, O_CORRUPT, O_DUP, O_STOP,
-	O_ALLOW_LOSS, O_JSON, O_READY, O_FIRST_SEQ,
+	O_ALLOW_LOSS, O_JSON, O_READY, O_FIRST_SEQ, O_GSO,
 };
 
 static const struct {
@@ -150,6 +152,7 @@ static const struct {
 	{ "--size",          O_SIZES,      CMD_ECHO_CHECK | CMD_SEND, true },
 	{ "--flows",         O_FLOWS,      CMD_ECHO_CHECK | CMD_SEND | CMD_COUNT, true },
 	{ "--window",        O_WINDOW,     CMD_ECHO_CHECK, true },
+	{ "--gso",           O_GSO,        CMD_ECHO_CHECK, true },
 	{ "--timeout-ms",    O_TIMEOUT,    CMD_ECHO_CHECK | CMD_COUNT | CMD_SEND | CMD_ECHO_SERVER, true },
 	{ "--loss-ms",       O_LOSS,       CMD_ECHO_CHECK, true },
 	{ "--wait-ms",       O_WAIT,       CMD_ECHO_CHECK, true },
@@ -199,6 +202,11 @@ static bool set_option(struct np_opts *o, enum opt_id id, const char *name, cons
 		ok = parse_u64(val, 1, 1u << 20, &v);
 		o->window = (unsigned)v;
 		what = "a window (1-1048576)";
+		break;
+	case O_GSO:
+		ok = parse_u64(val, 1, NP_MAX_GSO, &v);
+		o->gso = (unsigned)v;
+		what = "a segment count (1-16)";
 		break;
 	case O_REPEAT:
 		ok = parse_u64(val, 1, 1000, &v);
@@ -278,6 +286,11 @@ static int parse_args(int argc, char **argv, enum np_cmd cmd, const char *cmd_na
 	if (o->count < o->flows && (cmd & (CMD_ECHO_CHECK | CMD_SEND)))
 		return usage_error("%s: --count %" PRIu64 " is less than --flows %u",
 				   cmd_name, o->count, o->flows);
+	if (o->gso > 1 && (o->flows != 1 || o->size_min != o->size_max))
+		return usage_error("%s: --gso needs --flows 1 and one --size (UDP_SEGMENT cuts equal datagrams)",
+				   cmd_name);
+	if (o->gso > 1 && o->window < o->gso)
+		return usage_error("%s: --window %u is smaller than --gso %u", cmd_name, o->window, o->gso);
 	o->dst.sin_port = htons(o->port);
 	return NP_EXIT_OK;
 }

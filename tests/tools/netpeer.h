@@ -17,6 +17,8 @@
 
 #define NP_MAX_FLOWS   256u
 
+#define NP_MAX_GSO 16
+
 struct np_opts {
 	struct sockaddr_in dst;
 	uint16_t port;
@@ -29,6 +31,7 @@ struct np_opts {
 	uint64_t rate;                   /* datagrams per second, 0: unlimited */
 	uint64_t first_seq;              /* send: every flow starts at this seq */
 	unsigned repeat;
+	unsigned gso;                    /* echo-check: datagrams per UDP_SEGMENT send, 0/1: none */
 	uint64_t drop_every, corrupt_every, dup_every;
 	bool stop, allow_loss, json;
 	const char *ready_file;

@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/udp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -41,7 +42,7 @@ struct echo_run {
 	uint64_t outstanding;        /* in flight (not echoed, not expired) */
 	uint64_t received, corrupt, duplicates, reordered, late, net_errors, rx_bytes;
 	uint64_t t_start, t_last;
-	uint8_t tx[UDPF_PAYLOAD_MAX];
+	uint8_t tx[UDPF_PAYLOAD_MAX * NP_MAX_GSO];
 };
 
 /* Errors a connected UDP socket reports for an earlier datagram (ICMP or a
@@ -222,12 +223,59 @@ static void echo_expire(struct echo_run *r, uint64_t now)
 	}
 }
 
+/* --gso K: K consecutive datagrams (all of flow 0, equal sizes) in one send
+ * with UDP_SEGMENT, so the kernel builds one GSO frame and the receiver's
+ * side (a veth, a packet socket) sees it whole. Returns how many were sent,
+ * 0 if the socket pushed back, or -errno. */
+static int echo_send_gso(struct echo_run *r, unsigned k)
+{
+	size_t len = np_frame_size(r->o, r->next) - UDPF_FRAME_OVERHEAD;
+	for (unsigned j = 0; j < k; j++)
+		udpf_fill(r->tx + j * len, len, 0, r->next + j);
+	char cbuf[CMSG_SPACE(sizeof(uint16_t))];
+	memset(cbuf, 0, sizeof(cbuf));
+	struct iovec iov = { .iov_base = r->tx, .iov_len = k * len };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_UDP;
+	c->cmsg_type = UDP_SEGMENT;
+	c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+	uint16_t seg = (uint16_t)len;
+	memcpy(CMSG_DATA(c), &seg, sizeof(seg));
+	if (sendmsg(r->pfds[0].fd, &m, MSG_DONTWAIT) < 0) {
+		if (!transient_net_error(errno))
+			return -errno;
+		r->net_errors += errno != EAGAIN && errno != ENOBUFS;
+		return 0;
+	}
+	uint64_t now = udpf_now_ns();
+	for (unsigned j = 0; j < k; j++) {
+		r->sent_at[r->next] = now;
+		r->status[r->next] = ST_INFLIGHT;
+		r->flows[0].sent++;
+		r->outstanding++;
+		r->next++;
+	}
+	return (int)k;
+}
+
 /* Send until the window is full. Returns 0, 1 if the socket pushed back,
  * or -errno. */
 static int echo_fill_window(struct echo_run *r)
 {
 	const struct np_opts *o = r->o;
 
+	while (o->gso > 1 && r->outstanding < o->window && r->next < o->count) {
+		uint64_t k = o->gso;
+		if (k > o->window - r->outstanding)
+			k = o->window - r->outstanding;
+		if (k > o->count - r->next)
+			k = o->count - r->next;
+		int sent = echo_send_gso(r, (unsigned)k);
+		if (sent <= 0)
+			return sent < 0 ? sent : 1;
+	}
 	while (r->outstanding < o->window && r->next < o->count) {
 		uint64_t n = r->next;
 		unsigned f = (unsigned)(n % o->flows);

@@ -288,6 +288,23 @@ Test(bzimage, load_fills_zero_page_and_entry)
 	teardown_load(&l);
 }
 
+/* bzImage guests get no device tree (docs/boot.md): no SETUP_DTB, nothing
+ * written to the PVH slot. */
+Test(bzimage, ignores_the_device_tree)
+{
+	struct loaded l;
+	setup_load(&l, 64 * MiB);
+	static const uint8_t dtb[64] = { 0xd0, 0x0d, 0xfe, 0xed };
+	l.req.fdt = dtb;
+	l.req.fdt_size = sizeof(dtb);
+	cr_assert_eq(bzimage_load(&l.mem, &l.req, &l.entry, &l.err), 0, "%s", l.err.msg);
+	cr_expect_eq(zero_page(&l)->hdr.setup_data, 0, "no setup_data chain");
+	const uint8_t *slot = guest_mem_ptr(&l.mem, BOOT_FDT_ADDR, sizeof(dtb));
+	for (unsigned i = 0; i < sizeof(dtb); i++)
+		cr_assert_eq(slot[i], 0, "byte %u of the PVH slot untouched", i);
+	teardown_load(&l);
+}
+
 Test(bzimage, initrd_goes_high_below_initrd_addr_max_and_page_aligned)
 {
 	struct loaded l;

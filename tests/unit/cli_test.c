@@ -1,7 +1,9 @@
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <string.h>
 
 #include "vmm/cli.h"
+#include "vmm/cpuid_dump.h"
 
 #define ARGV(...) ((char *[]){ "minivmm", __VA_ARGS__, NULL })
 #define ARGC(...) ((int)(sizeof((char *[]){ "minivmm", __VA_ARGS__ }) / sizeof(char *)))
@@ -39,6 +41,23 @@ Test(cli, help_needs_no_kernel)
 	struct vmm_err e = { 0 };
 	cr_assert_eq(PARSE(&o, &e, "--help"), 0);
 	cr_assert(o.help);
+}
+
+Test(cli, cpuid_dump_needs_no_kernel_and_takes_cpus)
+{
+	struct cli_options o;
+	struct vmm_err e = { 0 };
+	cr_assert_eq(PARSE(&o, &e, "--cpuid-dump"), 0);
+	cr_assert_eq(o.cpuid_dump, CPUID_DUMP_GUEST);
+	cr_assert_eq(PARSE(&o, &e, "--cpuid-dump=guest", "--cpus", "4"), 0);
+	cr_assert_eq(o.cpuid_dump, CPUID_DUMP_GUEST);
+	cr_assert_eq(o.vm.ncpus, 4);
+	cr_assert_eq(PARSE(&o, &e, "--cpuid-dump=supported"), 0);
+	cr_assert_eq(o.cpuid_dump, CPUID_DUMP_SUPPORTED);
+	cr_assert_lt(PARSE(&o, &e, "--cpuid-dump=host"), 0);
+	cr_assert_str_eq(e.msg, "--cpuid-dump: 'host' is not guest or supported");
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k"), 0);
+	cr_assert_eq(o.cpuid_dump, CPUID_DUMP_NONE, "off by default");
 }
 
 Test(cli, rejects_with_messages_naming_the_flag)
@@ -193,4 +212,19 @@ Test(cli, mem_overcommit_flag)
 	cr_assert_eq(o.vm.mem_overcommit, 1);
 	cr_assert_eq(PARSE(&o, &e, "--kernel", "k"), 0);
 	cr_assert_eq(o.vm.mem_overcommit, 0);
+}
+
+Test(cli, dump_dtb_takes_a_file_name)
+{
+	struct cli_options o;
+	struct vmm_err e = { 0 };
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k"), 0);
+	cr_expect_null(o.dump_dtb, "no dump unless asked");
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--dump-dtb", "m.dtb", "--cpus", "2"), 0);
+	cr_expect_str_eq(o.dump_dtb, "m.dtb");
+	cr_expect_eq(o.vm.ncpus, 2, "the other options still describe the machine");
+	cr_expect_eq(PARSE(&o, &e, "--kernel", "k", "--dump-dtb", ""), -EINVAL);
+	cr_expect_str_eq(e.msg, "--dump-dtb: no file name");
+	cr_expect_eq(PARSE(&o, &e, "--kernel", "k", "--dump-dtb"), -EINVAL);
+	cr_expect_str_eq(e.msg, "--dump-dtb needs a value");
 }

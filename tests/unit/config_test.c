@@ -122,7 +122,13 @@ Test(config, every_net_range)
 	expect_refused(&cfg, "--net qdisc-bypass: -1 is not off (0) or on (1)");
 	cfg = with_net();
 	cfg.net[0].backend = (enum minivmm_net_backend)9;
-	expect_refused(&cfg, "--net: backend 9 is not tap or packet");
+	expect_refused(&cfg, "--net: backend 9 is not tap, packet or xdp");
+	cfg = with_net();
+	cfg.net[0].backend = MINIVMM_NET_XDP;
+	expect_refused(&cfg, "--net xdp=IFACE: the host interface is required");
+	strcpy(cfg.net[0].ifname, "eth0");
+	cfg.net[0].xdp_zero_copy = 2;
+	expect_refused(&cfg, "--net xdp zero-copy: 2 is not off (0) or on (1)");
 }
 
 Test(config, nine_net_devices_are_refused)

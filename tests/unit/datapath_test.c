@@ -161,7 +161,6 @@ static struct env *env_new(bool mrg, uint32_t rx_frame_max)
 		.rx = { .ring = &e->rx, .kick_fd = -1 },
 		.tx = { .ring = &e->tx, .kick_fd = -1 },
 		.guest = &e->guest,
-		.fd = -1,
 		.vnet_hdr_len = HDR,
 		.rx_frame_max = rx_frame_max,
 		.mrg_rxbuf = mrg,
@@ -283,6 +282,21 @@ static bool read_has_head(const struct env *e, const struct dp_read *r, uint16_t
 		if (e->q->rx_chain[r->slot[i]].head == head)
 			return true;
 	return false;
+}
+
+/* An RX buffer of `nsegs` writable segments of `seglen` bytes each. */
+static struct guest_chain *offer_rx_segs(struct env *e, uint16_t head, unsigned nsegs, unsigned seglen)
+{
+	struct guest_chain c;
+	memset(&c, 0, sizeof(c));
+	c.head = head;
+	c.nr_writable = (uint16_t)nsegs;
+	for (unsigned i = 0; i < nsegs; i++) {
+		c.iov[i].iov_base = arena_take(e, seglen);
+		c.iov[i].iov_len = seglen;
+		c.writable_len += seglen;
+	}
+	return offer(&e->rx, c);
 }
 
 /* ---- RX prepare ------------------------------------------------------------ */
@@ -957,5 +971,61 @@ Test(datapath, rx_deliver_with_no_buffers_returns_zero)
 	cr_assert_eq(e->qp.stats.rx_no_buffer, 1);
 	cr_assert(e->rx.kicks_enabled);
 	free(f);
+	env_free(e);
+}
+
+/* ---- hostile guests ------------------------------------------------------------ */
+
+/* Every RX chain slot is held by a read in flight and the guest makes more
+ * buffers available (it can only do that by re-posting heads still in use).
+ * There is work pending but no slot to take it into: that must be a wait for
+ * a read to complete, never a retry without progress. */
+Test(datapath, rx_with_every_slot_in_flight_and_more_posted_waits_instead_of_spinning, .timeout = 5)
+{
+	struct env *e = env_new(true, 65562);   /* GSO: a read gathers up to 64 chains */
+	for (uint16_t h = 0; h < RING_SIZE; h++)
+		offer_rx(e, h, 1000);
+	struct dp_read r1, r2;
+	cr_assert_eq(dp_rx_prepare(e->q, &r1), 1);
+	cr_assert_eq(r1.nr_chains, RING_SIZE, "one read holds every slot");
+	offer_rx(e, 7, 1000);   /* head 7 again */
+	cr_assert_eq(dp_rx_prepare(e->q, &r2), 0, "no slot: wait for the read in flight");
+	cr_assert_eq(e->fails, 0u);
+	/* The read completes: its chains are used, the pending buffer can be taken. */
+	deliver(&r1, 100, NULL);
+	dp_rx_complete(e->q, &r1, 100);
+	cr_assert_eq(dp_rx_prepare(e->q, &r2), 1);
+	env_free(e);
+}
+
+/* With MRG_RXBUF and RX chains of 64 one-byte segments, a read can hold one
+ * chain (65 iovecs) and so 64 bytes: no amount of posting can make a 1000-byte
+ * frame fit. The packet ring's delivery must drop it (counted), not recurse
+ * waiting for buffers that cannot help. */
+Test(datapath, rx_deliver_of_a_frame_no_read_can_hold_is_dropped_not_recursed, .timeout = 5)
+{
+	struct env *e = env_new(true, 1530);
+	for (uint16_t h = 0; h < 100; h++)
+		offer_rx_segs(e, h, 64, 1);
+	uint8_t frame[1000] = { 0 };
+	cr_assert_eq(dp_rx_deliver(e->q, frame, sizeof(frame)), 1);
+	cr_assert_eq(e->qp.stats.rx_dropped, 1u, "dropped and counted");
+	cr_assert_eq(e->qp.stats.rx_frames, 0u);
+	env_free(e);
+}
+
+/* The guest keeps posting small buffers as fast as they are asked for: the
+ * delivery waits at most a bounded number of times, and a frame that fits in
+ * what the ring can hold is delivered. */
+Test(datapath, rx_deliver_with_mrg_gathers_buffers_that_arrive_while_waiting, .timeout = 5)
+{
+	struct env *e = env_new(true, 1530);
+	offer_rx(e, 0, 100);
+	e->rx.late[e->rx.nr_late++] = make_chain(e, 1, 0, 1, 400);
+	e->rx.late[e->rx.nr_late++] = make_chain(e, 2, 0, 1, 600);
+	uint8_t frame[900] = { 0 };
+	cr_assert_eq(dp_rx_deliver(e->q, frame, sizeof(frame)), 1);
+	cr_assert_eq(e->qp.stats.rx_frames, 1u, "delivered over the buffers that came in meanwhile");
+	cr_assert_eq(e->qp.stats.rx_dropped, 0u);
 	env_free(e);
 }

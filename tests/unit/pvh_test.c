@@ -416,6 +416,97 @@ Test(pvh, failed_load_leaves_guest_memory_untouched)
 	teardown(&fx);
 }
 
+/* ---- the device tree module ---- */
+
+static uint8_t fake_dtb[3000];
+
+static void give_fdt(struct fixture *fx)
+{
+	for (unsigned i = 0; i < sizeof(fake_dtb); i++)
+		fake_dtb[i] = (uint8_t)(i * 7 + 1);
+	fx->req.fdt = fake_dtb;
+	fx->req.fdt_size = sizeof(fake_dtb);
+}
+
+static void read_modules(struct fixture *fx, struct hvm_start_info *si, struct hvm_modlist_entry *mods,
+			 unsigned want)
+{
+	cr_assert(guest_mem_read(&fx->mem, BOOT_PVH_INFO_ADDR, si, sizeof(*si)));
+	cr_assert_eq(si->nr_modules, want);
+	cr_assert_eq(si->modlist_paddr, PVH_MODLIST_ADDR);
+	cr_assert(guest_mem_read(&fx->mem, si->modlist_paddr, mods, want * sizeof(mods[0])));
+}
+
+static void expect_dtb_module(struct fixture *fx, const struct hvm_modlist_entry *mod)
+{
+	cr_expect_eq(mod->paddr, BOOT_FDT_ADDR);
+	cr_expect_eq(mod->size, sizeof(fake_dtb));
+	cr_assert_neq(mod->cmdline_paddr, 0, "the DTB module is named");
+	cr_expect_str_eq((const char *)guest_mem_ptr(&fx->mem, mod->cmdline_paddr, 4), "dtb");
+	cr_expect_eq(mod->reserved, 0);
+	cr_expect_eq(memcmp(guest_mem_ptr(&fx->mem, mod->paddr, sizeof(fake_dtb)), fake_dtb,
+			    sizeof(fake_dtb)), 0, "DTB bytes copied");
+}
+
+Test(pvh, dtb_is_module_1_after_the_initrd)
+{
+	struct fixture fx;
+	setup(&fx);
+	static uint8_t initrd[5000];
+	fx.req.initrd = initrd;
+	fx.req.initrd_size = sizeof(initrd);
+	give_fdt(&fx);
+	cr_assert_eq(pvh_load(&fx.mem, &fx.req, &fx.entry, &fx.err), 0, "%s", fx.err.msg);
+	struct hvm_start_info si;
+	struct hvm_modlist_entry mods[2];
+	read_modules(&fx, &si, mods, 2);
+	/* Module 0 stays the initrd: Linux takes it as such. */
+	cr_expect_eq(mods[0].paddr, 64 * MiB - 0x2000);
+	cr_expect_eq(mods[0].size, sizeof(initrd));
+	cr_expect_eq(mods[0].cmdline_paddr, 0);
+	expect_dtb_module(&fx, &mods[1]);
+	teardown(&fx);
+}
+
+Test(pvh, dtb_without_initrd_follows_an_empty_module_0)
+{
+	struct fixture fx;
+	setup(&fx);
+	give_fdt(&fx);
+	cr_assert_eq(pvh_load(&fx.mem, &fx.req, &fx.entry, &fx.err), 0, "%s", fx.err.msg);
+	struct hvm_start_info si;
+	struct hvm_modlist_entry mods[2];
+	read_modules(&fx, &si, mods, 2);
+	/* Linux reads paddr 0 / size 0 as "no initrd". */
+	cr_expect_eq(mods[0].paddr, 0);
+	cr_expect_eq(mods[0].size, 0);
+	cr_expect_eq(mods[0].cmdline_paddr, 0);
+	cr_expect_eq(mods[0].reserved, 0);
+	expect_dtb_module(&fx, &mods[1]);
+	/* The module list, memory map and module name do not overlap. */
+	cr_expect_geq(si.memmap_paddr, PVH_MODLIST_ADDR + 2 * sizeof(mods[0]));
+	cr_expect_geq(mods[1].cmdline_paddr, si.memmap_paddr + si.memmap_entries *
+		      sizeof(struct hvm_memmap_table_entry));
+	teardown(&fx);
+}
+
+Test(pvh, refuses_a_dtb_larger_than_its_slot_before_loading)
+{
+	struct fixture fx;
+	setup(&fx);
+	static uint8_t big[BOOT_FDT_MAX + 1];
+	fx.req.fdt = big;
+	fx.req.fdt_size = sizeof(big);
+	expect_load_fails(&fx, E2BIG, "device tree of 65537 bytes: the PVH slot at 0x30000 holds 1 to 65536");
+	const uint8_t *seg = guest_mem_ptr(&fx.mem, MiB, 0x100);
+	for (unsigned i = 0; i < 0x100; i++)
+		cr_assert_eq(seg[i], 0, "segment not loaded");
+	struct hvm_start_info si;
+	cr_assert(guest_mem_read(&fx.mem, BOOT_PVH_INFO_ADDR, &si, sizeof(si)));
+	cr_expect_eq(si.magic, 0, "no start info written");
+	teardown(&fx);
+}
+
 Test(boot, load_detects_pvh_elf)
 {
 	struct fixture fx;

@@ -532,6 +532,42 @@ Test(virtq, rejects_avail_idx_more_than_size_ahead)
 	drv_done(&d);
 }
 
+/* A driver can have at most `size` chains outstanding (made available and
+ * not yet used): a head made available again while the device still holds
+ * it, or any avail index more than size past the used index, is a broken
+ * ring, even though it is within size of what the device has popped. */
+Test(virtq, rejects_more_chains_outstanding_than_the_queue_holds)
+{
+	struct drv d;
+	struct guest_chain c;
+	drv_init(&d, 8, false, false);
+	for (uint16_t i = 0; i < 8; i++) {
+		set_desc(d.desc, i, BUF_GPA, 8, VRING_DESC_F_WRITE, 0);
+		drv_offer(&d, i);
+	}
+	for (int i = 0; i < 8; i++)
+		cr_assert_eq(virtq_pop(&d.q, &c), 1, "all eight chains are popped and held");
+	drv_offer(&d, 3);   /* head 3 again, while the device still holds it */
+	cr_assert_eq(virtq_pending(&d.q), 1, "only one ahead of what was popped");
+	expect_broken(&d, VIRTQ_ERR_AVAIL_IDX);
+	drv_done(&d);
+
+	/* Once the device has used chains the driver may post that many again. */
+	drv_init(&d, 8, false, false);
+	for (uint16_t i = 0; i < 8; i++) {
+		set_desc(d.desc, i, BUF_GPA, 8, VRING_DESC_F_WRITE, 0);
+		drv_offer(&d, i);
+	}
+	for (int i = 0; i < 8; i++)
+		cr_assert_eq(virtq_pop(&d.q, &c), 1);
+	virtq_push(&d.q, 5, 0);
+	virtq_publish(&d.q);
+	drv_offer(&d, 5);
+	cr_assert_eq(virtq_pop(&d.q, &c), 1, "a used head may be posted again");
+	cr_assert_eq(c.head, 5);
+	drv_done(&d);
+}
+
 Test(virtq, broken_queue_stays_broken_after_the_guest_fixes_the_ring)
 {
 	struct drv d;

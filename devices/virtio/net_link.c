@@ -1,0 +1,175 @@
+/* The backend's link: an interface can vanish under a running VM (`ip link
+ * del` of the tap, the packet socket's device unregistered). A worker that
+ * sees its fd die stops using it and reports it here (vnet_backend_lost,
+ * from the worker thread); the device's link thread then
+ *   - says so once, clears VIRTIO_NET_S_LINK_UP and raises a config
+ *     interrupt, so the guest's driver sees carrier loss;
+ *   - looks for the interface once a second and, when it is back, reopens
+ *     every queue's fd, restarts the workers on them (their queue state
+ *     lives on in qp->dp), re-applies offloads and steering, and sets the
+ *     link up again.
+ * Nothing spins meanwhile: the workers drop the guest's TX frames as they
+ * come and leave RX buffers with the guest. */
+#include "devices/virtio/net.h"
+#include "net/tap.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#define LINK_RETRY_MS 1000
+
+void vnet_backend_lost(void *opaque, unsigned qp, int err)
+{
+	struct virtio_net *n = opaque;
+	__atomic_store_n(&n->link_lost_err, err, __ATOMIC_RELEASE);
+	(void)qp;
+	uint64_t one = 1;
+	if (write(n->link_wake_fd, &one, sizeof(one)) < 0) {
+		/* only fails on counter overflow: already woken */
+	}
+}
+
+/* "net0: tap t0 <what>" */
+static void vnet_link_log(struct virtio_net *n, const char *what)
+{
+	char line[400];
+	snprintf(line, sizeof(line), "net%u: %s %s %s", n->index, n->backend->ops->kind, n->backend->ifname,
+		 what);
+	machine_log(n->ev, line);
+}
+
+static void vnet_link_set(struct virtio_net *n, bool up)
+{
+	pthread_mutex_lock(&n->lock);
+	n->link_up = up;
+	pthread_mutex_unlock(&n->lock);
+	virtio_mmio_config_changed(n->transport);
+}
+
+/* With n->lock held: reopen the backend and put the queue pairs back on it.
+ * Workers are stopped around the swap; their state is kept in qp->dp. */
+static int vnet_link_reopen_locked(struct virtio_net *n, struct vmm_err *err)
+{
+	bool running = n->activated;
+	if (running)
+		vnet_stop_workers(n);
+	int rc = n->backend->ops->reopen(n->backend, err);
+	if (rc == 0 && running)
+		rc = n->backend->ops->set_offload(n->backend, tap_offloads_from_features(n->features), err);
+	for (unsigned p = 0; p < n->nr_pairs && rc == 0; p++) {
+		struct vmm_err e = { 0 };
+		if (n->backend->ops->set_queue_active(n->backend, p, p < n->active_pairs, &e) < 0)
+			rc = vmm_err_set(err, e.code, "%s", e.msg);
+	}
+	for (unsigned p = 0; p < n->nr_pairs; p++)
+		if (n->qp[p].dp)
+			n->qp[p].dp->backend_gone = rc != 0;
+	if (running) {
+		struct vmm_err e = { 0 };
+		if (vnet_start_workers(n, n->usable_pairs, &e) < 0 && rc == 0)
+			rc = vmm_err_set(err, e.code, "cannot restart queue workers: %s", e.msg);
+	}
+	return rc;
+}
+
+/* Once the interface is present again: 0 when the link is back up. */
+static int vnet_link_try_recover(struct virtio_net *n, char *last_err, size_t size)
+{
+	if (!n->backend->ops->present(n->backend))
+		return -EAGAIN;
+	struct vmm_err err = { 0 };
+	pthread_mutex_lock(&n->lock);
+	int rc = vnet_link_reopen_locked(n, &err);
+	pthread_mutex_unlock(&n->lock);
+	if (rc == 0) {
+		vnet_link_set(n, true);
+		vnet_link_log(n, "is back: link up");
+		last_err[0] = '\0';
+		return 0;
+	}
+	/* Say why once per distinct reason, not once a second. */
+	if (strcmp(last_err, err.msg) != 0) {
+		snprintf(last_err, size, "%s", err.msg);
+		char what[320];
+		snprintf(what, sizeof(what), "is there again but cannot be used (%s); still trying", err.msg);
+		vnet_link_log(n, what);
+	}
+	return rc;
+}
+
+static void *vnet_link_main(void *arg)
+{
+	struct virtio_net *n = arg;
+	char name[16], last_err[256] = "";
+	snprintf(name, sizeof(name), "net%u-link", (uint8_t)n->index);
+	pthread_setname_np(pthread_self(), name);
+	bool down = false;
+	for (;;) {
+		struct pollfd fds[2] = { { .fd = n->link_stop_fd, .events = POLLIN },
+					 { .fd = n->link_wake_fd, .events = POLLIN } };
+		int ready = poll(fds, 2, down ? LINK_RETRY_MS : -1);
+		if (ready < 0 && errno != EINTR)
+			break;
+		if (fds[0].revents)
+			break;
+		if (fds[1].revents) {
+			uint64_t v;
+			if (read(n->link_wake_fd, &v, sizeof(v)) < 0) {
+				/* nothing to clear */
+			}
+			if (!down) {
+				down = true;
+				int e = __atomic_load_n(&n->link_lost_err, __ATOMIC_ACQUIRE);
+				vnet_link_set(n, false);
+				char what[200];
+				snprintf(what, sizeof(what), "is gone (%s): link down, waiting for it to come back",
+					 strerror(-e));
+				vnet_link_log(n, what);
+			}
+		}
+		if (down && vnet_link_try_recover(n, last_err, sizeof(last_err)) == 0)
+			down = false;
+	}
+	return NULL;
+}
+
+int vnet_link_start(struct virtio_net *n, struct vmm_err *err)
+{
+	n->link_up = true;
+	n->link_wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	n->link_stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (n->link_wake_fd < 0 || n->link_stop_fd < 0)
+		return vmm_err_sys(err, errno, "eventfds for net%u's link thread", n->index);
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setaffinity_np(&attr, sizeof(n->unpinned), &n->unpinned);
+	/* It sleeps almost always; its stack costs only what it touches. */
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	int rc = pthread_create(&n->link_thread, &attr, vnet_link_main, n);
+	pthread_attr_destroy(&attr);
+	if (rc)
+		return vmm_err_sys(err, rc, "cannot start net%u's link thread", n->index);
+	n->link_running = true;
+	return 0;
+}
+
+void vnet_link_stop(struct virtio_net *n)
+{
+	if (n->link_running) {
+		uint64_t one = 1;
+		if (write(n->link_stop_fd, &one, sizeof(one)) < 0) {
+			/* only fails on overflow: already told */
+		}
+		pthread_join(n->link_thread, NULL);
+		n->link_running = false;
+	}
+	if (n->link_wake_fd >= 0)
+		close(n->link_wake_fd);
+	if (n->link_stop_fd >= 0)
+		close(n->link_stop_fd);
+	n->link_wake_fd = n->link_stop_fd = -1;
+}

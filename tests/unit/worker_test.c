@@ -1,0 +1,266 @@
+/* Queue workers with real threads and real engines, over fake guest rings:
+ * what the engines promise at their edges (every frame the guest offers is
+ * written, nothing is in flight once a worker is stopped), whatever the
+ * kernel's io_uring answers. The unit-test binary is linked with
+ * -Wl,--wrap=io_uring_submit_and_wait,--wrap=io_uring_submit so a test can
+ * make a wait return -EINTR (a signal arriving) or a submit refuse to take
+ * the queued SQEs (-EBUSY), as the kernel may. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "net/worker.h"
+
+/* ---- io_uring_submit_and_wait, interruptible on demand ------------------- */
+
+int __real_io_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr);
+int __wrap_io_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr);
+
+static bool interrupt_every_wait;   /* set by a test: every wait ends in -EINTR */
+
+int __wrap_io_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr)
+{
+	if (__atomic_load_n(&interrupt_every_wait, __ATOMIC_ACQUIRE)) {
+		/* Like a signal during the wait: what was queued is submitted and
+		 * the completion work due runs (a wait does that before it sleeps,
+		 * DEFER_TASKRUN or not), then the wait is cut short. */
+		io_uring_submit_and_get_events(ring);
+		return -EINTR;
+	}
+	return __real_io_uring_submit_and_wait(ring, wait_nr);
+}
+
+int __real_io_uring_submit(struct io_uring *ring);
+int __wrap_io_uring_submit(struct io_uring *ring);
+
+static bool refuse_submits;   /* set by a test: io_uring_submit takes nothing */
+
+int __wrap_io_uring_submit(struct io_uring *ring)
+{
+	if (__atomic_load_n(&refuse_submits, __ATOMIC_ACQUIRE))
+		return -EBUSY;
+	return __real_io_uring_submit(ring);
+}
+
+/* ---- a fake guest ring: TX frames to hand out, nothing for RX ------------ */
+
+#define FRAMES_PER_QP 256
+#define HDR 12u
+
+struct wring {
+	struct guest_chain *chains;
+	unsigned nr, next;
+	uint64_t pushed;
+};
+
+static int wr_pop(void *r, struct guest_chain *c)
+{
+	struct wring *f = r;
+	if (f->next == f->nr)
+		return 0;
+	*c = f->chains[f->next++];
+	return 1;
+}
+static void wr_push(void *r, uint16_t head, uint32_t len) { (void)head; (void)len; ((struct wring *)r)->pushed++; }
+static void wr_publish(void *r) { (void)r; }
+static bool wr_should_signal(void *r) { (void)r; return false; }
+static void wr_disable_kicks(void *r) { (void)r; }
+static bool wr_enable_kicks(void *r) { struct wring *f = r; return f->next < f->nr; }
+static uint16_t wr_pending(void *r) { struct wring *f = r; return (uint16_t)(f->nr - f->next); }
+static const char *wr_error(void *r) { (void)r; return "fake ring"; }
+
+static const struct net_ring_ops wring_ops = {
+	.pop = wr_pop, .push = wr_push, .publish = wr_publish, .should_signal = wr_should_signal,
+	.disable_kicks = wr_disable_kicks, .enable_kicks = wr_enable_kicks, .pending = wr_pending,
+	.error = wr_error,
+};
+
+struct wenv {
+	unsigned nr_qps;
+	struct wring rx[NET_WORKER_MAX_QPS], tx[NET_WORKER_MAX_QPS];
+	struct net_queue_pair qp[NET_WORKER_MAX_QPS];
+	struct net_queue_io io[NET_WORKER_MAX_QPS];
+	struct net_queue_pair *qps[NET_WORKER_MAX_QPS];
+	struct net_guest guest;
+	uint8_t frame[HDR + 64];
+	int fails;
+	char fail_why[256];
+};
+
+static void we_signal(void *o) { (void)o; }
+static void we_fail(void *o, const char *why)
+{
+	struct wenv *e = o;
+	__atomic_add_fetch(&e->fails, 1, __ATOMIC_ACQ_REL);
+	snprintf(e->fail_why, sizeof(e->fail_why), "%s", why);
+}
+
+/* nr_qps pairs, each with `frames` TX frames and a backend fd of its own
+ * (backend_fd opens it: /dev/null for writes that always succeed). */
+static struct wenv *wenv_new(unsigned nr_qps, unsigned frames, int (*backend_fd)(void))
+{
+	struct wenv *e = calloc(1, sizeof(*e));
+	cr_assert_not_null(e);
+	e->nr_qps = nr_qps;
+	e->guest = (struct net_guest){ .ops = &wring_ops, .opaque = e, .signal = we_signal,
+				       .fail = we_fail };
+	for (unsigned i = 0; i < nr_qps; i++) {
+		struct wring *tx = &e->tx[i];
+		tx->chains = calloc(frames, sizeof(tx->chains[0]));
+		cr_assert_not_null(tx->chains);
+		for (unsigned f = 0; f < frames; f++) {
+			struct guest_chain *c = &tx->chains[f];
+			c->head = (uint16_t)f;
+			c->nr_readable = 1;
+			c->iov[0] = (struct iovec){ .iov_base = e->frame, .iov_len = sizeof(e->frame) };
+			c->readable_len = sizeof(e->frame);
+		}
+		tx->nr = frames;
+		e->qp[i] = (struct net_queue_pair){
+			.index = i, .guest = &e->guest, .vnet_hdr_len = HDR, .rx_frame_max = 1530,
+			.rx_ring_size = 256, .active = true,
+			.rx = { .ring = &e->rx[i], .kick_fd = eventfd(0, EFD_CLOEXEC) },
+			.tx = { .ring = tx, .kick_fd = eventfd(0, EFD_CLOEXEC) },
+			.io = &e->io[i],
+		};
+		e->io[i] = (struct net_queue_io){ .fd = backend_fd() };
+		cr_assert(e->qp[i].rx.kick_fd >= 0 && e->qp[i].tx.kick_fd >= 0 && e->io[i].fd >= 0);
+		e->qp[i].dp = dp_queue_create(&e->qp[i]);
+		cr_assert_not_null(e->qp[i].dp);
+		e->qps[i] = &e->qp[i];
+	}
+	return e;
+}
+
+static void wenv_free(struct wenv *e)
+{
+	for (unsigned i = 0; i < e->nr_qps; i++) {
+		dp_queue_free(e->qp[i].dp);
+		close(e->qp[i].rx.kick_fd);
+		close(e->qp[i].tx.kick_fd);
+		close(e->io[i].fd);
+		free(e->tx[i].chains);
+	}
+	free(e);
+}
+
+static struct net_worker *wenv_start(struct wenv *e, enum net_engine engine)
+{
+	struct net_worker_config cfg = { .engine = engine, .cpu = -1 };
+	CPU_ZERO(&cfg.unpinned);
+	for (int c = 0; c < 2; c++)
+		CPU_SET(c, &cfg.unpinned);
+	snprintf(cfg.name, sizeof(cfg.name), "test-w");
+	struct net_worker *w;
+	struct vmm_err err = { 0 };
+	cr_assert_eq(net_worker_start(&w, &cfg, e->qps, e->nr_qps, &err), 0, "%s", err.msg);
+	return w;
+}
+
+static uint64_t tx_frames(const struct wenv *e)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < e->nr_qps; i++)
+		n += __atomic_load_n(&e->qp[i].stats.tx_frames, __ATOMIC_RELAXED);
+	return n;
+}
+
+static uint64_t tx_errors(const struct wenv *e)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < e->nr_qps; i++)
+		n += __atomic_load_n(&e->qp[i].stats.tx_errors, __ATOMIC_RELAXED);
+	return n;
+}
+
+static bool wait_tx_frames(const struct wenv *e, uint64_t want, int seconds)
+{
+	for (int i = 0; i < seconds * 1000; i++) {
+		if (tx_frames(e) >= want)
+			return true;
+		struct timespec ms = { .tv_nsec = 1000000 };
+		nanosleep(&ms, NULL);
+	}
+	return false;
+}
+
+static int open_dev_null(void)
+{
+	return open("/dev/null", O_RDWR | O_CLOEXEC);
+}
+
+/* A datagram socket nobody writes to: RX waits in a poll. Its peer stays
+ * open (and leaks until the test process ends) so that TX writes succeed. */
+static int open_quiet_socket(void)
+{
+	int sv[2];
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv), 0);
+	return sv[0];
+}
+
+/* Sixteen queue pairs on one worker, every TX ring full at once: more
+ * writes than one batch of the old fixed-size ring could queue. Every frame
+ * the guest made available must be written, none dropped for want of an
+ * SQE (hardening 4). */
+Test(worker, uring_writes_every_frame_of_sixteen_full_tx_rings, .timeout = 20)
+{
+	struct wenv *e = wenv_new(NET_WORKER_MAX_QPS, FRAMES_PER_QP, open_dev_null);
+	struct net_worker *w = wenv_start(e, NET_ENGINE_URING);
+	uint64_t want = (uint64_t)NET_WORKER_MAX_QPS * FRAMES_PER_QP;
+	cr_expect(wait_tx_frames(e, want, 10), "%llu of %llu frames written",
+		  (unsigned long long)tx_frames(e), (unsigned long long)want);
+	net_worker_stop(w);
+	cr_assert_eq(tx_frames(e), want);
+	cr_assert_eq(tx_errors(e), 0u, "no frame dropped");
+	cr_assert_eq(e->fails, 0, "%s", e->fail_why);
+	wenv_free(e);
+}
+
+/* The same while the kernel refuses to take queued SQEs whenever the loop
+ * asks mid-pass (as with a completion queue in overflow): a frame that
+ * cannot be queued must stay in the guest's ring for the next pass, never be
+ * popped and dropped (hardening 4). */
+Test(worker, uring_keeps_frames_in_the_ring_while_submission_is_refused, .timeout = 20)
+{
+	struct wenv *e = wenv_new(NET_WORKER_MAX_QPS, FRAMES_PER_QP, open_dev_null);
+	__atomic_store_n(&refuse_submits, true, __ATOMIC_RELEASE);
+	struct net_worker *w = wenv_start(e, NET_ENGINE_URING);
+	uint64_t want = (uint64_t)NET_WORKER_MAX_QPS * FRAMES_PER_QP;
+	bool all = wait_tx_frames(e, want, 10);
+	__atomic_store_n(&refuse_submits, false, __ATOMIC_RELEASE);
+	net_worker_stop(w);
+	cr_expect(all, "%llu of %llu frames written", (unsigned long long)tx_frames(e),
+		  (unsigned long long)want);
+	cr_assert_eq(tx_errors(e), 0u, "no frame dropped");
+	wenv_free(e);
+}
+
+/* Stopping while every wait is interrupted by signals: the drain must still
+ * wait for each cancelled operation, so none is left in flight to land in
+ * guest memory after a reset (hardening 3). A worker that could not drain
+ * reports it through the device's fail callback. */
+Test(worker, uring_stop_drains_everything_even_when_every_wait_is_interrupted, .timeout = 20)
+{
+	struct wenv *e = wenv_new(2, 1, open_quiet_socket);
+	struct net_worker *w = wenv_start(e, NET_ENGINE_URING);
+	cr_assert(wait_tx_frames(e, 2, 5));
+	__atomic_store_n(&interrupt_every_wait, true, __ATOMIC_RELEASE);
+	net_worker_stop(w);
+	__atomic_store_n(&interrupt_every_wait, false, __ATOMIC_RELEASE);
+	cr_assert_eq(e->fails, 0, "worker reported: %s", e->fail_why);
+	wenv_free(e);
+}
+
+Test(worker, uring_probe_accepts_this_kernel)
+{
+	struct vmm_err err = { 0 };
+	cr_assert_eq(net_uring_probe(&err), 0, "%s", err.msg);
+}
