@@ -83,6 +83,16 @@ t_embed_install_layout_and_exports() {
 		nm -g --defined-only "$lib" | grep -qw minivmm_create ||
 			{ fail "$(basename "$lib") lacks minivmm_create"; return 1; }
 	done
+	# Every function the header declares is exported by the shared library
+	# (one without MINIVMM_API would be hidden by -fvisibility=hidden).
+	local fn missing=""
+	for fn in $(grep -oE '^MINIVMM_API [^(]*[ *](minivmm_[a-z0-9_]+)\(' "$u/include/minivmm.h" |
+		grep -oE 'minivmm_[a-z0-9_]+\($' | tr -d '('); do
+		nm -D --defined-only "$u/lib/libminivmm.so.1.0.0" | grep -qw "$fn" || missing="$missing $fn"
+	done
+	[ -z "$missing" ] || { fail "declared in minivmm.h but not exported:$missing"; return 1; }
+	[ "$(grep -c '^MINIVMM_API' "$u/include/minivmm.h")" -ge 17 ] ||
+		{ fail "minivmm.h declares fewer API functions than expected"; return 1; }
 	# The header stands alone under strict flags.
 	echo '#include <minivmm.h>' > "$EMBED_BIN/header.c"
 	# shellcheck disable=SC2046
