@@ -6,11 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "minivmm.h"
 #include "minivmm_abi.h"
 #include "vmm/cli.h"
-#include "vmm/cpuid_dump.h"
+#include "vmm/process.h"
 
 struct signal_watch {
 	struct minivmm *vm;
@@ -37,7 +38,7 @@ static void *signal_watch_main(void *arg)
 		}
 		char reason[64];
 		snprintf(reason, sizeof(reason), "stopped by signal %d (%s)", sig, strsignal(sig));
-		minivmm_request_stop(w->vm, 128 + sig, reason);
+		minivmm_request_stop(w->vm, MINIVMM_EXIT_SIGNAL_BASE + sig, reason);
 	}
 }
 
@@ -48,8 +49,19 @@ static uint64_t monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* What the process can return: a status outside 0..255 would be cut to
+ * its low byte by exit() and mean something else. */
+static int process_status(int status)
+{
+	return status >= 0 && status <= 255 ? status : MINIVMM_EXIT_HOST_ERROR;
+}
+
 int main(int argc, char **argv)
 {
+	/* Before anything opens a file: see process_reserve_stdio(). */
+	if (process_reserve_stdio() < 0)
+		return MINIVMM_EXIT_HOST_ERROR;
+	process_ignore_sigpipe();
 	uint64_t start_ns = monotonic_ns();
 	struct cli_options opts;
 	struct vmm_err err = { 0 };
@@ -66,13 +78,16 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (opts.cpuid_dump) {
-		if (cpuid_dump(stdout, opts.cpuid_dump, opts.vm.ncpus, &err) < 0) {
-			fprintf(stderr, "minivmm: %s\n", err.msg);
+		char msg[512];
+		if (minivmm_cpuid_dump(stdout, opts.cpuid_dump, opts.vm.ncpus, msg, sizeof(msg)) < 0) {
+			fprintf(stderr, "minivmm: %s\n", msg);
 			return MINIVMM_EXIT_USAGE;
 		}
 		return 0;
 	}
 	opts.vm.start_ns = start_ns;
+	if (opts.vm.serial == MINIVMM_SERIAL_STDIO)
+		process_guard_terminal(opts.vm.serial_in_fd);
 
 	/* Block termination signals before any thread exists, so that only
 	 * the watcher thread receives them. */
@@ -80,8 +95,13 @@ int main(int argc, char **argv)
 	sigemptyset(&watch.set);
 	sigaddset(&watch.set, SIGINT);
 	sigaddset(&watch.set, SIGTERM);
-	sigaddset(&watch.set, SIGHUP);
+	sigaddset(&watch.set, SIGQUIT);
 	sigaddset(&watch.set, SIGUSR1);
+	/* nohup: a SIGHUP ignored when we start stays ignored (sigwait would
+	 * take a blocked one even so). */
+	struct sigaction hup;
+	if (sigaction(SIGHUP, NULL, &hup) < 0 || hup.sa_handler != SIG_IGN)
+		sigaddset(&watch.set, SIGHUP);
 	watch.stats = opts.stats;
 	pthread_sigmask(SIG_BLOCK, &watch.set, NULL);
 
@@ -109,7 +129,7 @@ int main(int argc, char **argv)
 		return MINIVMM_EXIT_HOST_ERROR;
 	}
 
-	int status = minivmm_run(vm);
+	int status = process_status(minivmm_run(vm));
 	const char *reason = minivmm_stop_reason(vm);
 	if (*reason)
 		fprintf(stderr, "minivmm: %s%s (exit status %d)\n",

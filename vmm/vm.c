@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -17,7 +20,9 @@
 #include "boot/boot.h"
 #include "boot/cpu_x86.h"
 #include "minivmm_abi.h"
+#include "vmm/config.h"
 #include "vmm/dtb.h"
+#include "vmm/host_limits.h"
 #include "vmm/vcpu.h"
 
 static uint64_t monotonic_ns(void)
@@ -27,30 +32,30 @@ static uint64_t monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void minivmm_config_init(struct minivmm_config *cfg)
-{
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->ncpus = 1;
-	cfg->mem_size = MINIVMM_DEFAULT_MEM;
-	cfg->serial = MINIVMM_SERIAL_STDIO;
-	cfg->serial_in_fd = 0;
-	cfg->serial_out_fd = 1;
-	cfg->acpi = 1;
-}
-
 /* ---- stop protocol --------------------------------------------------- */
 
+/* Everything here is async-signal-safe (atomics, a byte copy, write()), so
+ * minivmm_stop() works from a signal handler as well as from any thread. */
 void vm_request_stop(struct minivmm *vm, int status, const char *reason)
 {
-	pthread_mutex_lock(&vm->stop_lock);
-	if (!vm->stop_requested) {
-		vm->stop_requested = true;
-		vm->exit_status = status;
-		snprintf(vm->stop_reason, sizeof(vm->stop_reason), "%s", reason ? reason : "");
-		__atomic_store_n(&vm->stopping, true, __ATOMIC_RELEASE);
-		pthread_cond_broadcast(&vm->stop_cond);
+	int unclaimed = 0;
+	if (!__atomic_compare_exchange_n(&vm->stop_claimed, &unclaimed, 1, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return;   /* the first request wins */
+	vm->exit_status = status;
+	size_t i = 0;
+	for (; reason && reason[i] && i + 1 < sizeof(vm->stop_reason); i++)
+		vm->stop_reason[i] = reason[i];
+	vm->stop_reason[i] = '\0';
+	/* Release: whoever sees `stopping` sees the status and reason. */
+	__atomic_store_n(&vm->stopping, true, __ATOMIC_RELEASE);
+	int saved_errno = errno;   /* a signal handler must leave it alone */
+	uint64_t one = 1;
+	if (write(vm->stop_fd, &one, sizeof(one)) < 0) {
+		/* Only on counter overflow: the thread running the VM is
+		 * woken already. */
 	}
-	pthread_mutex_unlock(&vm->stop_lock);
+	errno = saved_errno;
 }
 
 void minivmm_request_stop(struct minivmm *vm, int status, const char *reason)
@@ -58,9 +63,15 @@ void minivmm_request_stop(struct minivmm *vm, int status, const char *reason)
 	vm_request_stop(vm, status, reason);
 }
 
+void minivmm_stop(struct minivmm *vm)
+{
+	vm_request_stop(vm, MINIVMM_EXIT_OK, "stopped by minivmm_stop()");
+}
+
 const char *minivmm_stop_reason(const struct minivmm *vm)
 {
-	return vm->stop_reason;
+	return __atomic_load_n(&vm->stop_claimed, __ATOMIC_ACQUIRE) && vm_is_stopping(vm) ?
+		vm->stop_reason : "";
 }
 
 /* ---- the machine, as devices see it (base/machine.h) ----------------- */
@@ -147,42 +158,50 @@ static void unmap_file(struct mapped_file *f)
 
 /* ---- assembly ------------------------------------------------------- */
 
-static int vm_check_config(const struct minivmm_config *cfg, struct vmm_err *err)
+/* The serial output file. O_NONBLOCK: opening a FIFO for writing would
+ * otherwise wait, unkillably once signals are blocked, for a reader; this
+ * way a FIFO without one is an error now, and the UART's writes never block
+ * (it waits for a slow reader with poll, for a bounded time). */
+static int vm_open_serial_file(struct minivmm *vm, struct vmm_err *err)
 {
-	if (!cfg->kernel_path || !*cfg->kernel_path)
-		return vmm_err_set(err, EINVAL, "no kernel given (--kernel PATH)");
-	if (cfg->ncpus < 1 || cfg->ncpus > MINIVMM_MAX_CPUS)
-		return vmm_err_set(err, EINVAL, "%u vCPUs requested; minivmm supports 1 to %d",
-				   cfg->ncpus, MINIVMM_MAX_CPUS);
-	if (cfg->mem_size < (16ull << 20) || cfg->mem_size % (2ull << 20))
-		return vmm_err_set(err, EINVAL, "guest memory must be at least 16M and a multiple of 2M");
-	if (cfg->serial == MINIVMM_SERIAL_FILE && (!cfg->serial_path || !*cfg->serial_path))
-		return vmm_err_set(err, EINVAL, "serial output file not given");
-	if (cfg->nr_nets > MINIVMM_MAX_NETS)
-		return vmm_err_set(err, EINVAL, "at most %d network devices", MINIVMM_MAX_NETS);
-	if (cfg->nr_vcpu_cpus && cfg->nr_vcpu_cpus < cfg->ncpus)
-		return vmm_err_set(err, EINVAL, "--cpus pin: %u CPUs listed for %u vCPUs",
-				   cfg->nr_vcpu_cpus, cfg->ncpus);
-	return 0;
+	const char *path = vm->cfg.serial_path;
+	vm->serial_file_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0644);
+	if (vm->serial_file_fd >= 0)
+		return 0;
+	int e = errno;
+	struct stat st;
+	if (e == ENXIO && stat(path, &st) == 0 && S_ISFIFO(st.st_mode))
+		return vmm_err_set(err, e, "serial output '%s' is a FIFO with no reader: start the reader first",
+				   path);
+	return vmm_err_sys(err, e, "cannot open serial output '%s'", path);
 }
 
 static int vm_add_serial(struct minivmm *vm, struct vmm_err *err)
 {
-	struct serial_config sc = { .in_fd = -1, .out_fd = -1, .gsi = MINIVMM_IRQ_COM1 };
+	struct serial_config sc = { .in_fd = -1, .out_fd = -1, .gsi = MINIVMM_IRQ_COM1,
+				    .stopping = &vm->stopping };
 	switch (vm->cfg.serial) {
 	case MINIVMM_SERIAL_STDIO:
 		sc.in_fd = vm->cfg.serial_in_fd;
 		sc.out_fd = vm->cfg.serial_out_fd;
 		sc.raw_terminal = true;
+		/* The program's own descriptor: a slow reader (a pager, a
+		 * terminal) holds the guest back, as a real UART would, until
+		 * the VM is stopped. */
+		sc.stall_ms = 0;
+		snprintf(sc.out_name, sizeof(sc.out_name), "console output (fd %d)", sc.out_fd);
 		break;
-	case MINIVMM_SERIAL_FILE:
-		vm->serial_file_fd = open(vm->cfg.serial_path,
-					  O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-		if (vm->serial_file_fd < 0)
-			return vmm_err_sys(err, errno, "cannot open serial output '%s'",
-					   vm->cfg.serial_path);
+	case MINIVMM_SERIAL_FILE: {
+		int rc = vm_open_serial_file(vm, err);
+		if (rc)
+			return rc;
 		sc.out_fd = vm->serial_file_fd;
+		/* A file nobody reads (a FIFO whose reader stopped reading)
+		 * must not hold the guest back forever. */
+		sc.stall_ms = 2000;
+		snprintf(sc.out_name, sizeof(sc.out_name), "serial output '%s'", vm->cfg.serial_path);
 		break;
+	}
 	case MINIVMM_SERIAL_NONE:
 		break;
 	}
@@ -300,17 +319,6 @@ static int vm_add_net_devices(struct minivmm *vm, struct vmm_err *err)
 	return 0;
 }
 
-void minivmm_print_stats(struct minivmm *vm, FILE *out, int json)
-{
-	if (json)
-		fputs("{\"net\":[", out);
-	for (unsigned i = 0; i < vm->nr_nets; i++)
-		virtio_net_print_stats(vm->net[i], out, json, i == 0);
-	if (json)
-		fputs("]}\n", out);
-	fflush(out);
-}
-
 /* ACPI tables describing the vCPUs and every virtio-mmio device. */
 static int vm_write_acpi(struct minivmm *vm, uint64_t *rsdp_addr, struct vmm_err *err)
 {
@@ -366,7 +374,7 @@ static int vm_create_vcpus(struct minivmm *vm, const struct boot_entry *entry, s
 		.cpuid = vm->kvm.supported_cpuid, .msrs = vm->kvm.msr_list, .ncpus = vm->ncpus,
 		.tsc_deadline_timer = vm->kvm.tsc_deadline_timer,
 		.pio = &vm->pio_bus, .mmio = &vm->mmio_bus, .machine = &vm->events,
-		.stopping = &vm->stopping,
+		.stopping = &vm->stopping, .kick_signal = vm->cfg.kick_signal,
 	};
 	for (unsigned i = 0; i < vm->ncpus; i++) {
 		int pin = i < vm->cfg.nr_vcpu_cpus ? vm->cfg.vcpu_cpus[i] : -1;
@@ -382,10 +390,10 @@ static int vm_create_vcpus(struct minivmm *vm, const struct boot_entry *entry, s
 
 static int vm_build(struct minivmm *vm, struct vmm_err *err)
 {
-	int rc = vm_check_config(&vm->cfg, err);
+	int rc = config_validate(&vm->cfg, err);
 	if (rc)
 		return rc;
-	rc = vcpu_install_kick_handler(err);
+	rc = vcpu_install_kick_handler(vm->cfg.kick_signal, err);
 	if (rc)
 		return rc;
 	rc = kvm_open(&vm->kvm, err);
@@ -394,7 +402,10 @@ static int vm_build(struct minivmm *vm, struct vmm_err *err)
 	if ((int)vm->ncpus > vm->kvm.max_vcpus)
 		return vmm_err_set(err, EINVAL, "%u vCPUs requested but KVM allows %d",
 				   vm->ncpus, vm->kvm.max_vcpus);
-	rc = guest_mem_init(&vm->mem, vm->cfg.mem_size, err);
+	rc = host_check_guest_memory(vm->cfg.mem_size, vm->cfg.mem_overcommit,
+				     vm->kvm.supported_cpuid, err);
+	if (rc == 0)
+		rc = guest_mem_init(&vm->mem, vm->cfg.mem_size, err);
 	if (rc == 0)
 		rc = kvm_map_guest_mem(&vm->kvm, &vm->mem, err);
 	if (rc == 0)
@@ -427,18 +438,25 @@ int minivmm_create(const struct minivmm_config *cfg, struct minivmm **out, char 
 	vm->cfg = *cfg;
 	if (!vm->cfg.start_ns)
 		vm->cfg.start_ns = monotonic_ns();
+	if (!vm->cfg.kick_signal)
+		vm->cfg.kick_signal = SIGRTMIN + 1;
 	vm->ncpus = cfg->ncpus;
 	vm->serial_file_fd = -1;
 	vm->kvm.dev_fd = vm->kvm.vm_fd = -1;
-	pthread_mutex_init(&vm->stop_lock, NULL);
-	pthread_cond_init(&vm->stop_cond, NULL);
+	vm->run_state = VM_CREATED;
+	pthread_mutex_init(&vm->wait_lock, NULL);
 	bus_init(&vm->pio_bus, "port I/O");
 	bus_init(&vm->mmio_bus, "MMIO");
 	vm->events = (struct machine){ .opaque = vm, .request_stop = vm_machine_request_stop,
 				       .log = vm_machine_log, .set_irq = vm_machine_set_irq,
 				       .ioeventfd = vm_machine_ioeventfd, .irqfd = vm_machine_irqfd };
 
-	int rc = vm_build(vm, &err);
+	int rc;
+	vm->stop_fd = eventfd(0, EFD_CLOEXEC);   /* -1 on failure, as destroy expects */
+	if (vm->stop_fd < 0)
+		rc = vmm_err_sys(&err, errno, "eventfd for the stop request");
+	else
+		rc = vm_build(vm, &err);
 	if (rc) {
 		snprintf(errbuf, errlen, "%s", err.msg[0] ? err.msg : "cannot create the VM");
 		minivmm_destroy(vm);
@@ -459,26 +477,104 @@ static void vm_stop_vcpus(struct minivmm *vm)
 		vcpu_join(&vm->vcpus[i]);
 }
 
-int minivmm_run(struct minivmm *vm)
+static void vm_wait_for_stop_request(struct minivmm *vm)
+{
+	while (!vm_is_stopping(vm)) {
+		struct pollfd p = { .fd = vm->stop_fd, .events = POLLIN };
+		if (poll(&p, 1, -1) < 0 && errno != EINTR) {
+			vm_request_stop(vm, MINIVMM_EXIT_HOST_ERROR, "poll on the stop request failed");
+			break;
+		}
+	}
+}
+
+static int vm_start_serial_input(struct minivmm *vm, struct vmm_err *err)
+{
+	/* The input thread inherits this mask: no signals for it. */
+	sigset_t all, old;
+	vcpu_thread_signal_mask(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = serial_start_input(vm->serial, err);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+/* Start everything, wait for the first stop request, stop everything. On
+ * the caller's thread (minivmm_run) or the run thread (minivmm_start). */
+static int vm_run(struct minivmm *vm)
 {
 	struct vmm_err err = { 0 };
-	if (vm->ran)
-		return MINIVMM_EXIT_HOST_ERROR;
-	vm->ran = true;
-
-	int rc = serial_start_input(vm->serial, &err);
-	for (unsigned i = 0; rc == 0 && i < vm->ncpus; i++)
-		rc = vcpu_start(&vm->vcpus[i], &err);
-	if (rc)
-		vm_request_stop(vm, MINIVMM_EXIT_HOST_ERROR, err.msg);
-
-	pthread_mutex_lock(&vm->stop_lock);
-	while (!vm->stop_requested)
-		pthread_cond_wait(&vm->stop_cond, &vm->stop_lock);
-	pthread_mutex_unlock(&vm->stop_lock);
-
+	int rc = 0;
+	if (!vm_is_stopping(vm)) {   /* minivmm_stop() before the start: nothing to run */
+		rc = vm_start_serial_input(vm, &err);
+		for (unsigned i = 0; rc == 0 && i < vm->ncpus; i++)
+			rc = vcpu_start(&vm->vcpus[i], &err);
+		if (rc)
+			vm_request_stop(vm, MINIVMM_EXIT_HOST_ERROR, err.msg);
+	}
+	vm_wait_for_stop_request(vm);
 	vm_stop_vcpus(vm);
 	serial_stop_input(vm->serial);
+	int status = vm->exit_status;
+	if (vm->cfg.on_stop)
+		vm->cfg.on_stop(vm->cfg.on_stop_opaque, status, vm->stop_reason);
+	__atomic_store_n(&vm->run_state, VM_FINISHED, __ATOMIC_RELEASE);
+	return status;
+}
+
+static bool vm_claim_run(struct minivmm *vm)
+{
+	int created = VM_CREATED;
+	return __atomic_compare_exchange_n(&vm->run_state, &created, VM_RUNNING, false,
+					   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+int minivmm_run(struct minivmm *vm)
+{
+	if (!vm_claim_run(vm))
+		return MINIVMM_EXIT_HOST_ERROR;
+	return vm_run(vm);
+}
+
+static void *vm_run_thread_main(void *arg)
+{
+	pthread_setname_np(pthread_self(), "minivmm");
+	vm_run(arg);
+	return NULL;
+}
+
+int minivmm_start(struct minivmm *vm, char *errbuf, size_t errlen)
+{
+	if (!vm_claim_run(vm)) {
+		snprintf(errbuf, errlen, "the VM already ran or is running");
+		return -EBUSY;
+	}
+	sigset_t all, old;
+	vcpu_thread_signal_mask(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = pthread_create(&vm->run_thread, NULL, vm_run_thread_main, vm);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		snprintf(errbuf, errlen, "cannot start the VM's thread: %s", strerror(rc));
+		__atomic_store_n(&vm->run_state, VM_CREATED, __ATOMIC_RELEASE);
+		return -rc;
+	}
+	vm->run_thread_started = true;
+	return 0;
+}
+
+int minivmm_wait(struct minivmm *vm)
+{
+	if (vm->run_thread_started && pthread_equal(pthread_self(), vm->run_thread))
+		return -EDEADLK;   /* on_stop: the thread would join itself */
+	pthread_mutex_lock(&vm->wait_lock);
+	if (vm->run_thread_started && !vm->run_thread_joined) {
+		pthread_join(vm->run_thread, NULL);
+		vm->run_thread_joined = true;
+	}
+	pthread_mutex_unlock(&vm->wait_lock);
+	if (__atomic_load_n(&vm->run_state, __ATOMIC_ACQUIRE) != VM_FINISHED)
+		return -EINVAL;   /* never ran (or minivmm_run() is still running elsewhere) */
 	return vm->exit_status;
 }
 
@@ -486,6 +582,10 @@ void minivmm_destroy(struct minivmm *vm)
 {
 	if (!vm)
 		return;
+	if (vm->run_thread_started) {
+		minivmm_stop(vm);    /* no-op if it stopped already */
+		minivmm_wait(vm);
+	}
 	if (vm->vcpus) {
 		vm_stop_vcpus(vm);
 		for (unsigned i = 0; i < vm->ncpus; i++)
@@ -504,7 +604,8 @@ void minivmm_destroy(struct minivmm *vm)
 	kvm_close(&vm->kvm);
 	guest_mem_destroy(&vm->mem);
 	free(vm->fdt);
-	pthread_mutex_destroy(&vm->stop_lock);
-	pthread_cond_destroy(&vm->stop_cond);
+	if (vm->stop_fd >= 0)
+		close(vm->stop_fd);
+	pthread_mutex_destroy(&vm->wait_lock);
 	free(vm);
 }

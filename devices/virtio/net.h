@@ -93,8 +93,11 @@ unsigned vnet_worker_of_pair(unsigned pair, unsigned pairs, unsigned threads);
  * Returns 0 or -EINVAL for k out of range. */
 int vnet_set_active_pairs(struct virtio_net *n, unsigned k);
 
-/* Per-queue statistics. */
-void virtio_net_print_stats(struct virtio_net *n, FILE *out, bool json, bool first);
+/* Statistics, in the embedding API's structs (at their full size): the
+ * device into *d, pair p into q[p], worker i into w[i]. */
+void virtio_net_stats(struct virtio_net *n, struct minivmm_net_stats *d,
+		      struct minivmm_queue_stats q[VNET_MAX_PAIRS],
+		      struct minivmm_worker_stats w[VNET_MAX_PAIRS]);
 
 /* The control-queue thread (net_ctrl.c). */
 int vnet_ctrl_start(struct virtio_net *n, struct vmm_err *err);
