@@ -31,7 +31,7 @@ CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wpointer-arith \
            -Wmissing-prototypes -Wstrict-prototypes -Wformat=2 \
            -D_GNU_SOURCE -I. -Iinclude -MMD -MP \
            -DMINIVMM_VERSION='"$(VERSION)"'
-LDLIBS  += -luring -lfdt -lpthread
+LDLIBS  += -luring -lfdt -lxdp -lbpf -lpthread
 
 ifneq ($(SAN),)
   CFLAGS  += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -48,6 +48,8 @@ endif
 ifneq ($(STATIC),)
   LDFLAGS += -static
   BUILD   := $(BUILD)-static
+  # libbpf.a needs what libbpf.so pulls in by itself.
+  LDLIBS  += -lelf -lz
 endif
 
 # The program: the command line and the process-wide duties (signals,

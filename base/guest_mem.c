@@ -1,4 +1,5 @@
-/* Guest RAM: one anonymous mapping, split around the MMIO hole below 4 GiB. */
+/* Guest RAM: one anonymous mapping, split around the MMIO hole below 4 GiB,
+ * optionally followed by host-only memory (the tail). */
 #include "base/guest_mem.h"
 
 #include <errno.h>
@@ -8,15 +9,28 @@
 #define TWO_MIB (2ULL << 20)
 #define SMALL_PAGES_BELOW (4ULL << 20)
 
+#define TAIL_ALIGN 4096ULL
+#define TAIL_MAX   (1ULL << 30)
+
 int guest_mem_init(struct guest_mem *mem, uint64_t ram_size, struct vmm_err *err)
+{
+	return guest_mem_init_with_tail(mem, ram_size, 0, err);
+}
+
+int guest_mem_init_with_tail(struct guest_mem *mem, uint64_t ram_size, uint64_t tail_size,
+			     struct vmm_err *err)
 {
 	memset(mem, 0, sizeof(*mem));
 	if (ram_size == 0 || ram_size % TWO_MIB)
 		return vmm_err_set(err, EINVAL, "guest memory size must be a non-zero multiple of 2 MiB");
+	if (tail_size > TAIL_MAX)
+		return vmm_err_set(err, EINVAL, "host-only memory after guest RAM: %llu MiB is too much",
+				   (unsigned long long)(tail_size >> 20));
+	tail_size = (tail_size + TAIL_ALIGN - 1) & ~(TAIL_ALIGN - 1);
 
 	/* MAP_NORESERVE: the guest touches what it uses; an idle 256 MiB guest
 	 * must not cost 256 MiB of host memory. */
-	void *map = mmap(NULL, ram_size, PROT_READ | PROT_WRITE,
+	void *map = mmap(NULL, ram_size + tail_size, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (map == MAP_FAILED)
 		return vmm_err_sys(err, errno, "cannot map %llu MiB of guest memory",
@@ -31,6 +45,9 @@ int guest_mem_init(struct guest_mem *mem, uint64_t ram_size, struct vmm_err *err
 
 	mem->mapping = map;
 	mem->ram_size = ram_size;
+	mem->mapping_size = ram_size + tail_size;
+	mem->host_tail = tail_size ? (uint8_t *)map + ram_size : NULL;
+	mem->host_tail_size = tail_size;
 	uint64_t low = ram_size < GUEST_MMIO_HOLE_START ? ram_size : GUEST_MMIO_HOLE_START;
 	mem->region[0] = (struct guest_mem_region){ .gpa = 0, .size = low, .host = map };
 	mem->nr_regions = 1;
@@ -45,7 +62,7 @@ int guest_mem_init(struct guest_mem *mem, uint64_t ram_size, struct vmm_err *err
 void guest_mem_destroy(struct guest_mem *mem)
 {
 	if (mem->mapping)
-		munmap(mem->mapping, mem->ram_size);
+		munmap(mem->mapping, mem->mapping_size);
 	memset(mem, 0, sizeof(*mem));
 }
 

@@ -31,11 +31,24 @@ struct guest_mem {
 	unsigned nr_regions;
 	uint64_t ram_size;   /* total RAM bytes over all regions */
 	uint8_t *mapping;    /* the single host mmap behind every region */
+	/* Host-only memory right after guest RAM in the same mapping: in no
+	 * KVM memory slot and never returned by guest_mem_ptr(), so the guest
+	 * cannot see or touch it. It exists for a backend that registers the
+	 * whole mapping with the kernel in one piece and needs buffers of its
+	 * own inside it (the AF_XDP UMEM's bounce area). */
+	uint8_t *host_tail;
+	uint64_t host_tail_size;
+	uint64_t mapping_size;   /* ram_size + host_tail_size */
 };
 
 /* Map ram_size bytes of anonymous memory and split it around the MMIO hole.
  * ram_size must be a non-zero multiple of 2 MiB. */
 int guest_mem_init(struct guest_mem *mem, uint64_t ram_size, struct vmm_err *err);
+
+/* The same with tail_size bytes (rounded up to a page) of host-only memory
+ * after the RAM (tail_size 0: none, as guest_mem_init). */
+int guest_mem_init_with_tail(struct guest_mem *mem, uint64_t ram_size, uint64_t tail_size,
+			     struct vmm_err *err);
 void guest_mem_destroy(struct guest_mem *mem);
 
 /* Host pointer for [gpa, gpa+len) or NULL if any byte of it is not RAM or if

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Install the Debian packages minivmm needs, for one or more purposes:
 #   build  compile minivmm, libminivmm (ld -r, objcopy, nm), the test guest
-#          and the unit tests
+#          and the unit tests; libxdp/libbpf (and libelf, zlib for the
+#          static build) for the AF_XDP backend
 #   unit   run the unit tests (the loader test reads Debian's own bzImage)
 #   test   run the integration tests (network namespaces, taps, QEMU peer, dtc,
 #          man for the man-page check)
@@ -11,7 +12,8 @@
 # what is absent.
 set -eu
 
-pkgs_build="gcc binutils make libc6-dev liburing-dev libfdt-dev libcriterion-dev pkg-config git acpica-tools"
+pkgs_build="gcc binutils make libc6-dev liburing-dev libfdt-dev libcriterion-dev pkg-config git acpica-tools \
+ libxdp-dev libbpf-dev libelf-dev zlib1g-dev"
 pkgs_unit="linux-image-amd64"
 pkgs_test="iproute2 iputils-ping qemu-system-x86 python3 device-tree-compiler man-db"
 pkgs_bench="qemu-system-x86 qemu-system-data gnuplot-nox python3 iproute2 ethtool iperf3 busybox-static"

@@ -53,3 +53,30 @@ Test(guest_mem, refuses_sizes_not_multiple_of_2m)
 	cr_assert(strstr(e.msg, "multiple of 2 MiB"));
 	cr_assert_lt(guest_mem_init(&m, 0, &e), 0);
 }
+
+Test(guest_mem, host_tail_follows_ram_and_is_not_guest_memory)
+{
+	struct guest_mem m;
+	uint64_t size = 32ull << 20;
+	cr_assert_eq(guest_mem_init_with_tail(&m, size, 5000, NULL), 0);
+	cr_assert_eq(m.host_tail, m.mapping + size, "the tail is right after RAM, in the same mapping");
+	cr_assert_eq(m.host_tail_size, 8192, "rounded up to pages");
+	cr_assert_eq(m.mapping_size, size + 8192);
+	m.host_tail[0] = 1;
+	m.host_tail[m.host_tail_size - 1] = 2;
+	cr_assert_null(guest_mem_ptr(&m, size, 1), "the tail has no guest-physical address");
+	cr_assert_null(guest_mem_ptr(&m, size - 1, 2), "nor does a range running into it");
+	for (unsigned i = 0; i < m.nr_regions; i++)
+		cr_assert(m.region[i].host + m.region[i].size <= m.host_tail, "no region covers the tail");
+	guest_mem_destroy(&m);
+}
+
+Test(guest_mem, no_tail_by_default)
+{
+	struct guest_mem m;
+	cr_assert_eq(guest_mem_init(&m, 16ull << 20, NULL), 0);
+	cr_assert_null(m.host_tail);
+	cr_assert_eq(m.host_tail_size, 0);
+	cr_assert_eq(m.mapping_size, 16ull << 20);
+	guest_mem_destroy(&m);
+}
