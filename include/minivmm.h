@@ -268,7 +268,7 @@ struct minivmm_queue_stats {          /* one queue pair */
 	uint64_t rx_filtered;         /* frames the guest's RX filter did not want */
 	uint64_t backend_drops;       /* counted by the backend (packet socket) */
 	uint64_t rx_errors, tx_errors;
-	uint64_t tx_dropped;          /* guest frames dropped while the backend was gone */
+	uint64_t tx_dropped;          /* guest frames dropped: the backend was gone, or stopped with them in flight */
 	uint64_t rx_gso_cut;          /* GSO frames cut into segments for a guest without TSO */
 };
 

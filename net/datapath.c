@@ -273,6 +273,17 @@ int dp_rx_prepare(struct dp_queue *q, struct dp_read *r)
 	return 1;
 }
 
+void dp_read_restore(struct dp_queue *q, uint16_t slot, struct dp_read *r)
+{
+	r->nr_chains = r->nr_iov = 0;
+	r->capacity = 0;
+	r->full = false;
+	dp_read_add_chain(r, &q->rx_chain[slot], slot);   /* one chain always fits */
+	r->iov[r->nr_iov].iov_base = q->discard;
+	r->iov[r->nr_iov].iov_len = DP_DISCARD_BYTES;
+	r->nr_iov++;
+}
+
 /* num_buffers is the last field of the 12-byte header, which may itself be
  * split over iovecs of the first chain. */
 static void dp_write_num_buffers(struct guest_chain *first, uint16_t num)
@@ -514,16 +525,25 @@ int dp_tx_pop(struct dp_queue *q, struct guest_chain *c)
 	}
 }
 
-void dp_tx_complete(struct dp_queue *q, const struct guest_chain *c, ssize_t n)
+void dp_tx_done(struct dp_queue *q, uint16_t head, uint32_t readable_len, ssize_t n)
 {
-	q->ops->push(q->qp->tx.ring, c->head, 0);
+	q->ops->push(q->qp->tx.ring, head, 0);
 	q->tx_dirty = true;
+	if (n == -ECANCELED) {
+		NET_STAT_ADD(q->qp, tx_dropped, 1);
+		return;
+	}
 	if (n < 0) {
 		NET_STAT_ADD(q->qp, tx_errors, 1);
 		return;
 	}
 	NET_STAT_ADD(q->qp, tx_frames, 1);
-	NET_STAT_ADD(q->qp, tx_bytes, c->readable_len - q->qp->vnet_hdr_len);
+	NET_STAT_ADD(q->qp, tx_bytes, readable_len - q->qp->vnet_hdr_len);
+}
+
+void dp_tx_complete(struct dp_queue *q, const struct guest_chain *c, ssize_t n)
+{
+	dp_tx_done(q, c->head, c->readable_len, n);
 }
 
 void dp_tx_drop_all(struct dp_queue *q)

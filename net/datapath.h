@@ -70,6 +70,11 @@ int dp_rx_prepare(struct dp_queue *q, struct dp_read *r);
  * give unused chains back to the pool. */
 void dp_rx_complete(struct dp_queue *q, struct dp_read *r, ssize_t n);
 
+/* A read of exactly one chain, kept as its slot alone by a backend that has
+ * many reads in flight (AF_XDP's fill ring): rebuild it, as dp_rx_prepare
+ * made it, for dp_rx_complete. */
+void dp_read_restore(struct dp_queue *q, uint16_t slot, struct dp_read *r);
+
 /* Copy one received frame (virtio_net_hdr_v1 + packet, contiguous) into
  * guest buffers: 1 delivered (or dropped and counted), 0 the guest has no
  * buffers (RX kicks enabled: call again after the RX kick), -1 broken. */
@@ -85,8 +90,14 @@ int dp_rx_deliver_frame(struct dp_queue *q, const uint8_t *frame, uint32_t len, 
 /* Next TX chain: 1, 0 when the ring is empty (TX kicks enabled), -1 broken. */
 int dp_tx_pop(struct dp_queue *q, struct guest_chain *c);
 
-/* A TX chain was written (n bytes or -errno): return it to the guest. */
+/* A TX chain was written (n bytes or -errno): return it to the guest.
+ * -ECANCELED (the worker stopped with it in flight) counts it as dropped,
+ * not as an error. */
 void dp_tx_complete(struct dp_queue *q, const struct guest_chain *c, ssize_t n);
+
+/* The same for a backend that kept only the chain's head and readable
+ * length (AF_XDP: until the kernel's completion came back). */
+void dp_tx_done(struct dp_queue *q, uint16_t head, uint32_t readable_len, ssize_t n);
 
 /* Called when a kick arrived on the RX / TX eventfd. */
 void dp_rx_kicked(struct dp_queue *q);

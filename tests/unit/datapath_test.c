@@ -786,6 +786,52 @@ Test(datapath, tx_complete_counts_frames_bytes_and_errors)
 	env_free(e);
 }
 
+Test(datapath, tx_cancelled_in_flight_counts_as_dropped_not_error)
+{
+	struct env *e = env_new(false, 1530);
+	offer_tx(e, 4, 100);
+	offer_tx(e, 5, 60);
+	struct guest_chain c[2];
+	for (unsigned i = 0; i < 2; i++)
+		cr_assert_eq(dp_tx_pop(e->q, &c[i]), 1);
+	dp_tx_complete(e->q, &c[0], -ECANCELED);
+	dp_tx_done(e->q, c[1].head, c[1].readable_len, HDR + 60);
+	cr_assert_eq(e->qp.stats.tx_dropped, 1);
+	cr_assert_eq(e->qp.stats.tx_errors, 0);
+	cr_assert_eq(e->qp.stats.tx_frames, 1);
+	cr_assert_eq(e->qp.stats.tx_bytes, 60);
+	assert_push(&e->tx, 0, 4, 0);
+	assert_push(&e->tx, 1, 5, 0);
+	env_free(e);
+}
+
+/* A backend that keeps only the slot of a one-chain read (AF_XDP) gets the
+ * same read back, and completing it behaves as for the original. */
+Test(datapath, read_restored_from_its_slot_completes_like_the_original)
+{
+	struct env *e = env_new(true, 1530);
+	offer(&e->rx, make_chain(e, 7, 0, 2, 1000, 1000));
+	struct dp_read r, back;
+	cr_assert_eq(dp_rx_prepare(e->q, &r), 1);
+	cr_assert_eq(r.nr_chains, 1);
+	memset(&back, 0x5a, sizeof(back));
+	dp_read_restore(e->q, r.slot[0], &back);
+	cr_assert_eq(back.nr_chains, 1);
+	cr_assert_eq(back.slot[0], r.slot[0]);
+	cr_assert_eq(back.capacity, r.capacity);
+	cr_assert_eq(back.nr_iov, r.nr_iov);
+	for (unsigned i = 0; i < r.nr_iov; i++) {
+		cr_assert_eq(back.iov[i].iov_base, r.iov[i].iov_base);
+		cr_assert_eq(back.iov[i].iov_len, r.iov[i].iov_len);
+	}
+	deliver(&back, HDR + 1500, NULL);
+	dp_rx_complete(e->q, &back, HDR + 1500);
+	cr_assert_eq(e->rx.nr_push, 1);
+	assert_push(&e->rx, 0, 7, HDR + 1500);
+	cr_assert_eq(e->qp.stats.rx_frames, 1);
+	env_free(e);
+}
+
 Test(datapath, tx_broken_ring_fails_the_device_once_with_its_error)
 {
 	struct env *e = env_new(false, 1530);
