@@ -270,6 +270,8 @@ struct minivmm_queue_stats {          /* one queue pair */
 	uint64_t rx_errors, tx_errors;
 	uint64_t tx_dropped;          /* guest frames dropped: the backend was gone, or stopped with them in flight */
 	uint64_t rx_gso_cut;          /* GSO frames cut into segments for a guest without TSO */
+	uint64_t rx_bounced;          /* xdp: frames received into a bounce chunk and copied to the guest */
+	uint64_t tx_bounced;          /* xdp: guest frames copied into a bounce chunk to be sent */
 };
 
 struct minivmm_worker_stats {         /* one data-path worker thread */

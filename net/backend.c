@@ -24,6 +24,11 @@ void net_backend_destroy(struct net_backend *b)
 		b->ops->destroy(b);
 }
 
+uint64_t net_backend_host_tail_bytes(const struct net_backend_config *cfg)
+{
+	return cfg->kind == NET_BACKEND_XDP ? xdp_backend_host_tail_bytes(cfg) : 0;
+}
+
 unsigned long long net_backend_take_drops(struct net_backend *b, unsigned q)
 {
 	if (!b->ops->take_drops || q >= b->nr_queues)

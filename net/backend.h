@@ -21,6 +21,7 @@
 
 #include "base/error.h"
 #include "base/guest_mem.h"
+#include "base/machine.h"
 
 #define NET_BACKEND_MAX_QUEUES 16
 
@@ -35,6 +36,8 @@ enum net_backend_kind {
 /* What the VM asks for (from --net or the embedding API). */
 struct net_backend_config {
 	enum net_backend_kind kind;
+	unsigned index;            /* the device's: net<index> in log lines */
+	const struct machine *machine;   /* for a backend's own log lines (may be NULL) */
 	char ifname[IFNAMSIZ];     /* tap name ("" creates one) or host interface */
 	unsigned queues;
 	unsigned mtu;              /* the guest's: the interface must carry it */
@@ -42,9 +45,15 @@ struct net_backend_config {
 	unsigned fanout;           /* PACKET_FANOUT_* type */
 	bool rx_ring;              /* TPACKET_V3 ring (else readv per frame) */
 	bool qdisc_bypass;
+	unsigned queue_size;       /* virtqueue size offered: the most chains a guest ring holds */
 	/* xdp */
 	bool xdp_zero_copy;        /* ask for zero-copy binding (else copy mode) */
 	const struct guest_mem *mem;   /* AF_XDP: the UMEM is guest RAM */
+	/* Host-only memory in the same mapping as guest RAM (base/guest_mem.h's
+	 * tail), net_backend_host_tail_bytes() of it, for the backend's own
+	 * buffers inside the UMEM. */
+	uint8_t *host_tail;
+	uint64_t host_tail_size;
 };
 
 /* One queue of a backend, as an engine sees it. Changed only while the
@@ -61,9 +70,11 @@ struct net_queue_io {
 	int (*tx)(struct net_queue_io *io, struct dp_queue *dp);
 	/* Called on the worker thread when it starts serving the queue (before
 	 * fd is used: start may create it) and when it stops (after the
-	 * engine's own I/O is drained). stop must leave nothing with the kernel
-	 * that could still touch guest memory (e.g. an AF_XDP fill ring: close
-	 * the socket) and give back, through dp, every guest buffer it holds.
+	 * engine's own I/O is drained and the engine holds no reference to fd:
+	 * the io_uring engine unregisters its fixed files first, so closing fd
+	 * really releases it). stop must leave nothing with the kernel that
+	 * could still touch guest memory (e.g. an AF_XDP fill ring: close the
+	 * socket) and give back, through dp, every guest buffer it holds.
 	 * Either may be NULL. */
 	int (*start)(struct net_queue_io *io, struct dp_queue *dp, struct vmm_err *err);
 	void (*stop)(struct net_queue_io *io, struct dp_queue *dp);
@@ -75,6 +86,12 @@ struct net_queue_io {
 	unsigned rx_rechecks;
 	unsigned rx_recheck_us;
 	unsigned rx_poll_limit_us;
+	/* tx() returned 1 with room left in the backend's ring, for work only
+	 * the kernel finishes and signals to no one (AF_XDP completions, which
+	 * come when the host has consumed a frame): call tx() again after this
+	 * many microseconds instead of waiting for fd to be writable, which it
+	 * already is. 0: wait for writability. Read after every tx() call. */
+	unsigned tx_retry_us;
 };
 
 struct net_backend;
@@ -107,7 +124,12 @@ struct net_backend {
 	unsigned nr_queues;
 	/* What the backend can carry: the device offers no more than this. */
 	bool guest_gso;          /* GSO frames towards the guest (GUEST_TSO*) */
+	/* Partial checksums both ways (CSUM, GUEST_CSUM) and with them TSO:
+	 * AF_XDP frames carry no checksum or GSO metadata, so the xdp backend
+	 * leaves this false and the guest is offered none of them. */
+	bool csum_offload;
 	unsigned offloads;       /* last set_offload() */
+	char detail[160];        /* more for the device's start-up line ("" for none) */
 	struct net_queue_io io[NET_BACKEND_MAX_QUEUES];
 };
 
@@ -117,6 +139,10 @@ int net_backend_create(const struct net_backend_config *cfg, struct net_backend 
 
 /* Close and free it (NULL is fine). */
 void net_backend_destroy(struct net_backend *b);
+
+/* Host-only memory the backend needs inside the guest RAM mapping
+ * (guest_mem's tail), known before guest memory is made: 0 for all but xdp. */
+uint64_t net_backend_host_tail_bytes(const struct net_backend_config *cfg);
 
 /* Drops counted by the backend for queue q since the last call; 0 for
  * backends that cannot tell. */
@@ -129,5 +155,6 @@ int packet_backend_create(const struct net_backend_config *cfg, struct net_backe
 			  struct vmm_err *err);
 int xdp_backend_create(const struct net_backend_config *cfg, struct net_backend **out,
 		       struct vmm_err *err);
+uint64_t xdp_backend_host_tail_bytes(const struct net_backend_config *cfg);
 
 #endif

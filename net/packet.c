@@ -334,6 +334,7 @@ static int packet_open(struct packet_backend *pb, struct vmm_err *err)
 	/* TPACKET_V3 frames may fill a block (128 KiB) and recv reads into
 	 * guest chains: a 64 KiB GSO frame fits either way. */
 	pb->base.guest_gso = true;
+	pb->base.csum_offload = true;
 	return rc;
 }
 

@@ -60,6 +60,8 @@ struct net_queue_stats {
 	uint64_t rx_dropped;       /* frames larger than the buffers they were read into */
 	uint64_t rx_filtered;      /* frames the guest's RX filter did not want */
 	uint64_t rx_gso_cut;       /* GSO frames cut into segments for a guest without TSO */
+	uint64_t rx_bounced;       /* xdp: frames the kernel put in a bounce chunk, copied to the guest */
+	uint64_t tx_bounced;       /* xdp: guest frames copied into a bounce chunk (split over segments) */
 	uint64_t tx_errors, rx_errors;
 	uint64_t tx_dropped;       /* guest frames dropped: the backend was gone, or stopped with them in flight */
 	uint64_t backend_drops;    /* counted by the backend (packet socket) */

@@ -206,6 +206,7 @@ static int tap_backend_open(struct net_backend *b, struct vmm_err *err)
 	}
 	b->created = !existed;
 	b->guest_gso = true;
+	b->csum_offload = true;
 	return 0;
 }
 

@@ -21,6 +21,9 @@ struct epoll_loop {
 	struct net_worker *w;
 	int epfd;
 	bool backend_polled[NET_WORKER_MAX_QPS];   /* EPOLLIN on the backend fd */
+	bool tx_polled[NET_WORKER_MAX_QPS];        /* EPOLLOUT: a ring backend's TX is full */
+	uint32_t registered[NET_WORKER_MAX_QPS];   /* events the backend fd is in the set for */
+	uint64_t tx_retry_at[NET_WORKER_MAX_QPS];  /* ns: a ring backend asked to be called again */
 	bool stopping;
 };
 
@@ -35,14 +38,34 @@ static int ep_add(struct epoll_loop *l, int fd, uint32_t events, uint64_t tag)
  * watched is taken out of the set, not left in it with no events: epoll
  * reports EPOLLERR and EPOLLHUP whatever was asked, and a dead backend
  * would wake the loop forever. */
-static void ep_poll_backend(struct epoll_loop *l, unsigned i, bool on)
+static void ep_update_backend(struct epoll_loop *l, unsigned i)
 {
 	int fd = l->w->qp[i]->io->fd;
-	if (l->backend_polled[i] == on || fd < 0)
+	uint32_t want = (l->backend_polled[i] ? EPOLLIN : 0) | (l->tx_polled[i] ? EPOLLOUT : 0);
+	if (fd < 0 || want == l->registered[i])
 		return;
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ev_pack(EV_BACKEND, i) };
-	epoll_ctl(l->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, fd, &ev);
+	struct epoll_event ev = { .events = want, .data.u64 = ev_pack(EV_BACKEND, i) };
+	int op = !want ? EPOLL_CTL_DEL : l->registered[i] ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+	epoll_ctl(l->epfd, op, fd, &ev);
+	l->registered[i] = want;
+}
+
+static void ep_poll_backend(struct epoll_loop *l, unsigned i, bool on)
+{
 	l->backend_polled[i] = on;
+	ep_update_backend(l, i);
+}
+
+/* A ring backend's TX stopped (its tx() returned 1): wait for its fd to be
+ * writable, or call it again after the delay it asks for (it owes
+ * completions the kernel signals to no one). Every pass calls tx() anyway;
+ * this only makes sure a pass comes. */
+static void ep_tx_wait(struct epoll_loop *l, unsigned i, bool stopped)
+{
+	unsigned retry_us = l->w->qp[i]->io->tx_retry_us;
+	l->tx_retry_at[i] = stopped && retry_us ? net_poll_now_ns() + (uint64_t)retry_us * 1000 : 0;
+	l->tx_polled[i] = stopped && !retry_us;
+	ep_update_backend(l, i);
 }
 
 /* An I/O error on the backend: if it is gone, stop watching it. */
@@ -57,7 +80,7 @@ static void ep_tx(struct epoll_loop *l, unsigned i)
 	struct dp_queue *dp = l->w->qp[i]->dp;
 	struct net_queue_io *io = l->w->qp[i]->io;
 	if (io->tx) {
-		io->tx(io, dp);   /* the backend's own ring */
+		ep_tx_wait(l, i, io->tx(io, dp) == 1);   /* the backend's own ring */
 		return;
 	}
 	struct guest_chain c;
@@ -130,8 +153,10 @@ static void ep_handle(struct epoll_loop *l, const struct epoll_event *ev)
 			int e = net_worker_fd_error(l->w->qp[i]->io->fd);
 			if (e && !dp_backend_failed(l->w->qp[i]->dp, e))
 				dp_log(l->w->qp[i]->dp, "backend error: %s", strerror(e));
-			if (l->w->qp[i]->dp->backend_gone)
+			if (l->w->qp[i]->dp->backend_gone) {
 				ep_poll_backend(l, i, false);
+				ep_tx_wait(l, i, false);
+			}
 		}
 		break;
 	}
@@ -160,17 +185,25 @@ static int ep_setup(struct epoll_loop *l, struct net_worker *w)
 }
 
 /* How long epoll_wait may block: forever, unless a ring queue that may
- * miss a wake-up is being waited on (then its bound). */
+ * miss a wake-up is being waited on (then its bound), or a ring backend's TX
+ * asked to be called again (then until then, rounded up to a millisecond). */
 static int ep_timeout_ms(const struct epoll_loop *l)
 {
 	int ms = -1;
+	uint64_t now = 0;
 	for (unsigned i = 0; i < l->w->nr_qps; i++) {
 		const struct net_queue_io *io = l->w->qp[i]->io;
-		if (l->backend_polled[i] && io->rx && io->rx_poll_limit_us) {
-			int t = (int)((io->rx_poll_limit_us + 999) / 1000);
-			if (ms < 0 || t < ms)
-				ms = t;
+		int t = -1;
+		if (l->backend_polled[i] && io->rx && io->rx_poll_limit_us)
+			t = (int)((io->rx_poll_limit_us + 999) / 1000);
+		if (l->tx_retry_at[i] && net_qp_active(l->w->qp[i])) {
+			now = now ? now : net_poll_now_ns();
+			uint64_t left = l->tx_retry_at[i] > now ? l->tx_retry_at[i] - now : 0;
+			int tt = (int)((left + 999999) / 1000000);
+			t = t < 0 || tt < t ? tt : t;
 		}
+		if (t >= 0 && (ms < 0 || t < ms))
+			ms = t;
 	}
 	return ms;
 }
@@ -222,6 +255,7 @@ int net_worker_run_epoll(struct net_worker *w)
 		for (unsigned i = 0; i < w->nr_qps; i++) {
 			if (!net_qp_active(w->qp[i])) {
 				ep_poll_backend(&l, i, false);
+				ep_tx_wait(&l, i, false);
 				continue;
 			}
 			if (w->qp[i]->dp->backend_gone) {

@@ -96,9 +96,14 @@ struct uring_qp {
 	unsigned rx_burst;         /* reads the next burst issues */
 	unsigned rx_burst_done;    /* frames the current burst got */
 	unsigned rechecks_left;    /* ring backends: timed re-checks left after a wake-up */
+	/* Ring backends: a kick came while their poll or timer was armed. A
+	 * backend that gives guest buffers to the kernel (AF_XDP's fill ring)
+	 * must see new ones at once, not when the next frame or timer comes. */
+	bool rx_kicked, tx_kicked;
 	struct __kernel_timespec recheck_ts, poll_limit_ts;
 	/* TX */
-	bool tx_poll_armed;        /* a ring backend's TX is full: waiting for POLLOUT */
+	bool tx_poll_armed;        /* a ring backend's TX is stopped: waiting for POLLOUT or its retry timer */
+	struct __kernel_timespec tx_retry_ts;
 	/* fixed-file indices (or the fd itself when not registered) */
 	int fd_ref, rxk_ref, txk_ref;
 };
@@ -213,14 +218,25 @@ static void prep_rw(struct uring_loop *l, struct io_uring_sqe *sqe, bool write, 
 
 /* ---- TX ----------------------------------------------------------------- */
 
+/* A ring backend's TX stopped: wait for its fd to be writable (its ring is
+ * full), or, when it asks to be called again after tx_retry_us (the kernel
+ * owes it completions and will not say when they come), for that long. The
+ * timer shares OP_TX_POLL's user_data, so one cancel covers both. */
 static void uring_arm_tx_poll(struct uring_loop *l, unsigned i)
 {
 	struct uring_qp *uq = &l->q[i];
+	unsigned retry_us = l->w->qp[i]->io->tx_retry_us;
 	struct io_uring_sqe *sqe = uq->tx_poll_armed ? NULL : loop_sqe(l);
 	if (!sqe)
 		return;
-	io_uring_prep_poll_add(sqe, 0, POLLOUT);
-	sqe_file(l, sqe, uq->fd_ref);
+	if (retry_us) {
+		uq->tx_retry_ts = (struct __kernel_timespec){ .tv_sec = retry_us / 1000000,
+							      .tv_nsec = (long long)(retry_us % 1000000) * 1000 };
+		io_uring_prep_timeout(sqe, &uq->tx_retry_ts, 0, 0);
+	} else {
+		io_uring_prep_poll_add(sqe, 0, POLLOUT);
+		sqe_file(l, sqe, uq->fd_ref);
+	}
 	io_uring_sqe_set_data64(sqe, op_pack(OP_TX_POLL, i, 0));
 	uq->tx_poll_armed = true;
 }
@@ -234,8 +250,11 @@ static void uring_tx(struct uring_loop *l, unsigned i)
 	struct net_queue_io *io = l->w->qp[i]->io;
 	struct dp_queue *dp = l->w->qp[i]->dp;
 	if (io->tx) {
-		if (!uq->tx_poll_armed && io->tx(io, dp) == 1)
-			uring_arm_tx_poll(l, i);   /* its ring is full: wait for room */
+		if (uq->tx_poll_armed && !uq->tx_kicked)
+			return;
+		uq->tx_kicked = false;
+		if (io->tx(io, dp) == 1 && !uq->tx_poll_armed)
+			uring_arm_tx_poll(l, i);   /* its ring is full, or it owes completions */
 		return;
 	}
 	while (uq->nr_tx_free && loop_has_room(l, 1)) {
@@ -293,10 +312,13 @@ static void uring_rx_ring(struct uring_loop *l, unsigned i)
 {
 	struct uring_qp *uq = &l->q[i];
 	struct net_queue_io *io = l->w->qp[i]->io;
-	if (uq->rx_poll_armed)
+	if (uq->rx_poll_armed && !uq->rx_kicked)
 		return;
+	uq->rx_kicked = false;
 	if (io->rx(io, l->w->qp[i]->dp) != 0)
 		return;   /* no guest buffers (the RX kick resumes us), or broken */
+	if (uq->rx_poll_armed)
+		return;   /* still armed from before the kick */
 	if (uq->rechecks_left)
 		uring_arm_recheck(l, i);
 	else
@@ -430,8 +452,10 @@ static void uring_poll_done(struct uring_loop *l, unsigned i, int res)
 static void uring_kick_done(struct uring_loop *l, unsigned i, bool rx, const struct io_uring_cqe *cqe)
 {
 	struct dp_queue *dp = l->w->qp[i]->dp;
-	if (cqe->res > 0)   /* not the cancelled one at shutdown */
+	if (cqe->res > 0) {   /* not the cancelled one at shutdown */
 		rx ? dp_rx_kicked(dp) : dp_tx_kicked(dp);
+		*(rx ? &l->q[i].rx_kicked : &l->q[i].tx_kicked) = true;
+	}
 	/* A multishot poll stays armed while the kernel says MORE. */
 	if (!l->stopping && !(l->feat.multishot_poll && (cqe->flags & IORING_CQE_F_MORE)))
 		arm_kick(l, i, rx);
@@ -788,6 +812,14 @@ int net_worker_run_uring(struct net_worker *w)
 	l->stopping = true;
 	uring_drain(l);
 	net_worker_flush(l->w);
+	/* The ring holds a reference to each registered file, and a ring being
+	 * torn down drops them later, from a kernel work item: a backend that
+	 * closes its fd in its stop hook (an AF_XDP socket, whose fill ring
+	 * holds guest buffers) would find the socket still alive. Measured:
+	 * an AF_XDP socket outlived close() by a ring exited without this, and
+	 * was gone at once with it. Nothing is in flight now (drained). */
+	if (l->feat.fixed_files)
+		io_uring_unregister_files(&l->ring);
 	io_uring_queue_exit(&l->ring);
 	free(l);
 	return rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY && rc != -ETIME ? rc : 0;

@@ -11,7 +11,7 @@
 /* The first version's sizes: a caller compiled against an older header
  * can still be served, a smaller struct cannot. */
 #define STATS_V1_NET_SIZE (offsetof(struct minivmm_net_stats, ctrl_errors) + sizeof(uint64_t))
-#define STATS_V1_QUEUE_SIZE sizeof(struct minivmm_queue_stats)
+#define STATS_V1_QUEUE_SIZE (offsetof(struct minivmm_queue_stats, rx_gso_cut) + sizeof(uint64_t))
 #define STATS_V1_WORKER_SIZE sizeof(struct minivmm_worker_stats)
 
 unsigned minivmm_net_count(const struct minivmm *vm)
@@ -117,11 +117,12 @@ static void print_json(const struct net_snapshot *n, FILE *out)
 			",\"rx_kicks\":%" PRIu64 ",\"tx_kicks\":%" PRIu64 ",\"irqs\":%" PRIu64
 			",\"rx_no_buffer\":%" PRIu64 ",\"rx_dropped\":%" PRIu64 ",\"rx_filtered\":%" PRIu64
 			",\"backend_drops\":%" PRIu64 ",\"rx_errors\":%" PRIu64 ",\"tx_errors\":%" PRIu64
-			",\"tx_dropped\":%" PRIu64 ",\"rx_gso_cut\":%" PRIu64 "}",
+			",\"tx_dropped\":%" PRIu64 ",\"rx_gso_cut\":%" PRIu64 ",\"rx_bounced\":%" PRIu64
+			",\"tx_bounced\":%" PRIu64 "}",
 			p ? "," : "", q->queue, q->active ? "true" : "false", q->worker, q->rx_frames,
 			q->rx_bytes, q->tx_frames, q->tx_bytes, q->rx_kicks, q->tx_kicks, q->irqs,
 			q->rx_no_buffer, q->rx_dropped, q->rx_filtered, q->backend_drops, q->rx_errors,
-			q->tx_errors, q->tx_dropped, q->rx_gso_cut);
+			q->tx_errors, q->tx_dropped, q->rx_gso_cut, q->rx_bounced, q->tx_bounced);
 	}
 	fprintf(out, "],\"workers\":[");
 	for (unsigned i = 0; i < d->nr_worker_entries; i++) {

@@ -243,16 +243,19 @@ static int vm_add_legacy_devices(struct minivmm *vm, struct vmm_err *err)
 	return rc;
 }
 
-/* fixed-buffers=on pins all guest RAM, in every worker's io_uring. Fault it
- * in once here, so that each worker's registration (at DRIVER_OK and every
- * restart) only pins pages that are there: 256 MiB took 1.5 s to register
- * from scratch here and 20 ms once present. */
-static void vm_prefault_for_fixed_buffers(struct minivmm *vm)
+/* fixed-buffers=on pins all guest RAM, in every worker's io_uring, and an
+ * xdp device pins it (and the host tail) as its UMEM. Fault it in once here,
+ * so that each registration (at start-up, DRIVER_OK and every restart) only
+ * pins pages that are there: 256 MiB took 1.5 s to register from scratch
+ * here and 20 ms once present (an AF_XDP UMEM with huge pages: 1.9 s and
+ * 1-2 ms). */
+static void vm_prefault_for_pinning(struct minivmm *vm)
 {
 	bool wanted = false;
 	for (unsigned i = 0; i < vm->cfg.nr_nets; i++)
-		wanted |= vm->cfg.net[i].uring_fixed_buffers && vm->cfg.net[i].engine == MINIVMM_ENGINE_URING;
-	if (wanted && madvise(vm->mem.mapping, vm->mem.ram_size, MADV_POPULATE_WRITE) < 0) {
+		wanted |= (vm->cfg.net[i].uring_fixed_buffers && vm->cfg.net[i].engine == MINIVMM_ENGINE_URING) ||
+			  vm->cfg.net[i].backend == MINIVMM_NET_XDP;
+	if (wanted && madvise(vm->mem.mapping, vm->mem.mapping_size, MADV_POPULATE_WRITE) < 0) {
 		/* Older kernels: the registration faults the pages in itself. */
 	}
 }
@@ -268,37 +271,75 @@ static unsigned vm_auto_workers(const struct minivmm *vm)
 	return cores > vm->ncpus ? cores - vm->ncpus : 1;
 }
 
-/* The backend a --net (or embedding) configuration asks for. The VM
- * chooses it; the virtio-net device only sees struct net_backend. */
-static int vm_create_backend(const struct minivmm *vm, const struct minivmm_net_config *nc,
-			     struct net_backend **out, struct vmm_err *err)
+/* The backend configuration of device i, from --net (or the embedding
+ * API). The VM chooses the backend; the virtio-net device only sees struct
+ * net_backend. */
+static int vm_backend_config(const struct minivmm *vm, unsigned i, struct net_backend_config *bc,
+			     struct vmm_err *err)
 {
 	static const enum net_backend_kind kinds[] = {
 		[MINIVMM_NET_TAP] = NET_BACKEND_TAP,
 		[MINIVMM_NET_PACKET] = NET_BACKEND_PACKET,
 		[MINIVMM_NET_XDP] = NET_BACKEND_XDP,
 	};
+	const struct minivmm_net_config *nc = &vm->cfg.net[i];
 	if ((unsigned)nc->backend >= sizeof(kinds) / sizeof(kinds[0]))
 		return vmm_err_set(err, EINVAL, "unknown network backend %d", (int)nc->backend);
-	struct net_backend_config bc = {
-		.kind = kinds[nc->backend], .queues = nc->queues, .mtu = nc->mtu,
+	*bc = (struct net_backend_config){
+		.kind = kinds[nc->backend], .index = i, .machine = &vm->events,
+		.queues = nc->queues, .mtu = nc->mtu, .queue_size = nc->queue_size,
 		.fanout = nc->fanout, .rx_ring = !nc->rx_recv, .qdisc_bypass = nc->qdisc_bypass,
 		.xdp_zero_copy = nc->xdp_zero_copy, .mem = &vm->mem,
 	};
-	snprintf(bc.ifname, sizeof(bc.ifname), "%s", nc->ifname);
+	snprintf(bc->ifname, sizeof(bc->ifname), "%s", nc->ifname);
+	return 0;
+}
+
+/* Host-only memory after guest RAM the backends need (the xdp backend's
+ * bounce chunks live inside its UMEM, which is the whole mapping). */
+static uint64_t vm_host_tail_bytes(const struct minivmm *vm)
+{
+	uint64_t total = 0;
+	for (unsigned i = 0; i < vm->cfg.nr_nets && i < MINIVMM_MAX_NETS; i++) {
+		struct net_backend_config bc;
+		struct vmm_err e = { 0 };
+		if (vm_backend_config(vm, i, &bc, &e) == 0)
+			total += net_backend_host_tail_bytes(&bc);
+	}
+	return total;
+}
+
+/* Device i's backend, with its slice of the host tail (handed out in order,
+ * as vm_host_tail_bytes added them up). */
+static int vm_create_backend(const struct minivmm *vm, unsigned i, uint64_t *tail_used,
+			     struct net_backend **out, struct vmm_err *err)
+{
+	struct net_backend_config bc;
+	int rc = vm_backend_config(vm, i, &bc, err);
+	if (rc)
+		return rc;
+	uint64_t want = net_backend_host_tail_bytes(&bc);
+	if (want) {
+		if (*tail_used + want > vm->mem.host_tail_size)
+			return vmm_err_set(err, ENOMEM, "net%u: no room left in the host tail after guest RAM", i);
+		bc.host_tail = vm->mem.host_tail + *tail_used;
+		bc.host_tail_size = want;
+		*tail_used += want;
+	}
 	return net_backend_create(&bc, out, err);
 }
 
 /* One virtio-mmio window and interrupt line per device, in order. */
 static int vm_add_net_devices(struct minivmm *vm, struct vmm_err *err)
 {
+	uint64_t tail_used = 0;
 	for (unsigned i = 0; i < vm->cfg.nr_nets; i++) {
 		if (i >= MINIVMM_VIRTIO_MAX_DEVICES)
 			return vmm_err_set(err, EINVAL, "at most %d network devices", MINIVMM_VIRTIO_MAX_DEVICES);
 		uint64_t base = MINIVMM_MMIO_BASE + i * MINIVMM_MMIO_WINDOW;
 		unsigned gsi = MINIVMM_VIRTIO_IRQ_BASE + i;
 		struct net_backend *backend;
-		int rc = vm_create_backend(vm, &vm->cfg.net[i], &backend, err);
+		int rc = vm_create_backend(vm, i, &tail_used, &backend, err);
 		if (rc)
 			return rc;
 		rc = virtio_net_create(&vm->net[i], i, &vm->cfg.net[i], backend, &vm->events, &vm->mem,
@@ -405,11 +446,11 @@ static int vm_build(struct minivmm *vm, struct vmm_err *err)
 	rc = host_check_guest_memory(vm->cfg.mem_size, vm->cfg.mem_overcommit,
 				     vm->kvm.supported_cpuid, err);
 	if (rc == 0)
-		rc = guest_mem_init(&vm->mem, vm->cfg.mem_size, err);
+		rc = guest_mem_init_with_tail(&vm->mem, vm->cfg.mem_size, vm_host_tail_bytes(vm), err);
 	if (rc == 0)
 		rc = kvm_map_guest_mem(&vm->kvm, &vm->mem, err);
 	if (rc == 0)
-		vm_prefault_for_fixed_buffers(vm);
+		vm_prefault_for_pinning(vm);
 	if (rc == 0)
 		rc = vm_add_legacy_devices(vm, err);
 	cmdline_init(&vm->cmdline);

@@ -33,6 +33,12 @@ static uint64_t vnet_offered_features(const struct virtio_net *n)
 	/* Offer only what the backend can carry towards the guest. */
 	if (!n->backend->guest_gso)
 		f &= ~(F(VIRTIO_NET_F_GUEST_TSO4) | F(VIRTIO_NET_F_GUEST_TSO6) | F(VIRTIO_NET_F_GUEST_ECN));
+	/* No partial checksums either way: no checksum offload and no TSO
+	 * (which needs it) in either direction. */
+	if (!n->backend->csum_offload)
+		f &= ~(F(VIRTIO_NET_F_CSUM) | F(VIRTIO_NET_F_GUEST_CSUM) | F(VIRTIO_NET_F_HOST_TSO4) |
+		       F(VIRTIO_NET_F_HOST_TSO6) | F(VIRTIO_NET_F_HOST_ECN) | F(VIRTIO_NET_F_GUEST_TSO4) |
+		       F(VIRTIO_NET_F_GUEST_TSO6) | F(VIRTIO_NET_F_GUEST_ECN));
 	return f;
 }
 
@@ -490,11 +496,12 @@ int virtio_net_create(struct virtio_net **out, unsigned index, const struct mini
 	rc = vnet_link_start(n, err);
 	if (rc)
 		return rc;
-	char line[160];
-	snprintf(line, sizeof(line), "net%u: %s %s%s, %u queue pair%s, MAC %02x:%02x:%02x:%02x:%02x:%02x",
+	char line[360];
+	const char *detail = n->backend->detail;
+	snprintf(line, sizeof(line), "net%u: %s %s%s, %u queue pair%s, MAC %02x:%02x:%02x:%02x:%02x:%02x%s%s%s",
 		 index, n->backend->ops->kind, n->backend->ifname, n->backend->created ? " (created)" : "",
 		 n->nr_pairs, n->nr_pairs > 1 ? "s" : "", n->mac[0], n->mac[1], n->mac[2], n->mac[3],
-		 n->mac[4], n->mac[5]);
+		 n->mac[4], n->mac[5], detail[0] ? " (" : "", detail, detail[0] ? ")" : "");
 	machine_log(ev, line);
 	return 0;
 }

@@ -44,6 +44,8 @@ static void vnet_queue_stats(const struct virtio_net *n, unsigned p, struct mini
 	q->tx_errors = rd(&s->tx_errors);
 	q->tx_dropped = rd(&s->tx_dropped);
 	q->rx_gso_cut = rd(&s->rx_gso_cut);
+	q->rx_bounced = rd(&s->rx_bounced);
+	q->tx_bounced = rd(&s->tx_bounced);
 }
 
 static void vnet_worker_stats(const struct net_worker *nw, struct minivmm_worker_stats *w)

@@ -1,0 +1,153 @@
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "net/csum.h"
+
+static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
+
+static uint32_t add(uint32_t s, const uint8_t *p, unsigned len)
+{
+	for (unsigned i = 0; i + 1 < len; i += 2)
+		s += get16(p + i);
+	if (len & 1)
+		s += (uint32_t)p[len - 1] << 8;
+	return s;
+}
+
+static uint16_t fold(uint32_t s)
+{
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)s;
+}
+
+/* An Ethernet + IPv4 + UDP/TCP frame with `payload` bytes; the checksum
+ * field holds the full checksum (partial = false) or what a
+ * CHECKSUM_PARTIAL skb carries (the folded pseudo-header sum). */
+static unsigned build4(uint8_t *f, uint8_t proto, unsigned payload, bool partial, bool vlan)
+{
+	unsigned off = 12;
+	memset(f, 0, 2048);
+	memcpy(f, "\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01", 12);
+	if (vlan) {
+		put16(f + 12, 0x8100);
+		put16(f + 14, 7);
+		off += 4;
+	}
+	put16(f + off, 0x0800);
+	uint8_t *ip = f + off + 2;
+	unsigned l4h = proto == 6 ? 20 : 8, l4len = l4h + payload;
+	ip[0] = 0x45;
+	put16(ip + 2, (uint16_t)(20 + l4len));
+	ip[8] = 64;
+	ip[9] = proto;
+	memcpy(ip + 12, "\x0a\x09\x00\x02\x0a\x09\x00\x01", 8);
+	put16(ip + 10, (uint16_t)~fold(add(0, ip, 20)));
+	uint8_t *l4 = ip + 20;
+	put16(l4, 20000);
+	put16(l4 + 2, 9000);
+	if (proto == 17)
+		put16(l4 + 4, (uint16_t)l4len);
+	else
+		l4[12] = 5 << 4;
+	for (unsigned i = 0; i < payload; i++)
+		l4[l4h + i] = (uint8_t)(i * 13 + 5);
+	uint32_t pseudo = add(0, ip + 12, 8) + proto + l4len;
+	unsigned field = proto == 6 ? 16 : 6;
+	if (partial) {
+		put16(l4 + field, fold(pseudo));
+	} else {
+		uint16_t c = (uint16_t)~fold(add(pseudo, l4, l4len));
+		put16(l4 + field, c ? c : 0xffff);
+	}
+	return off + 2 + 20 + l4len;
+}
+
+static bool l4_valid(const uint8_t *f, bool vlan)
+{
+	const uint8_t *ip = f + 14 + (vlan ? 4 : 0);
+	unsigned l4len = get16(ip + 2) - 20u;
+	uint32_t pseudo = add(0, ip + 12, 8) + ip[9] + l4len;
+	return fold(add(pseudo, ip + 20, l4len)) == 0xffff;
+}
+
+Test(csum, partial_udp_and_tcp_over_ipv4_are_completed)
+{
+	uint8_t f[2048];
+	for (unsigned proto = 6; proto <= 17; proto += 11) {
+		for (unsigned payload = 0; payload < 1400; payload += 97) {
+			unsigned len = build4(f, (uint8_t)proto, payload, true, false);
+			cr_assert_not(l4_valid(f, false), "the partial frame does not verify yet");
+			cr_assert(csum_complete_partial(f, len), "proto %u payload %u", proto, payload);
+			cr_assert(l4_valid(f, false), "proto %u payload %u completed", proto, payload);
+			cr_assert_not(csum_complete_partial(f, len), "a complete frame is left alone");
+		}
+	}
+}
+
+Test(csum, valid_frames_are_never_touched)
+{
+	uint8_t f[2048], copy[2048];
+	for (unsigned payload = 1; payload < 1400; payload += 31) {
+		unsigned len = build4(f, 17, payload, false, payload & 1);
+		memcpy(copy, f, sizeof(f));
+		cr_assert_not(csum_complete_partial(f, len));
+		cr_assert_eq(memcmp(f, copy, len), 0);
+	}
+}
+
+Test(csum, bad_checksums_that_are_not_partial_stay_bad)
+{
+	uint8_t f[2048];
+	unsigned len = build4(f, 6, 300, false, false);
+	f[14 + 20 + 20 + 7] ^= 0x40;   /* corrupt a payload byte */
+	cr_assert_not(csum_complete_partial(f, len));
+	cr_assert_not(l4_valid(f, false));
+}
+
+Test(csum, vlan_tagged_frames_are_parsed)
+{
+	uint8_t f[2048];
+	unsigned len = build4(f, 17, 100, true, true);
+	cr_assert(csum_complete_partial(f, len));
+	cr_assert(l4_valid(f, true));
+}
+
+Test(csum, fragments_truncated_frames_and_udp_without_checksum_are_left_alone)
+{
+	uint8_t f[2048];
+	unsigned len = build4(f, 17, 100, true, false);
+	cr_assert_not(csum_complete_partial(f, len - 1), "IP length beyond the frame");
+	f[14 + 6] = 0x20;   /* MF */
+	cr_assert_not(csum_complete_partial(f, len));
+	f[14 + 6] = 0;
+	put16(f + 14 + 20 + 6, 0);
+	cr_assert_not(csum_complete_partial(f, len), "UDP over IPv4 with checksum 0: none");
+	cr_assert_not(csum_complete_partial(f, 13));
+}
+
+Test(csum, partial_udp_over_ipv6_is_completed)
+{
+	uint8_t f[2048];
+	memset(f, 0, sizeof(f));
+	put16(f + 12, 0x86dd);
+	uint8_t *ip = f + 14;
+	unsigned l4len = 8 + 200;
+	ip[0] = 0x60;
+	put16(ip + 4, (uint16_t)l4len);
+	ip[6] = 17;
+	ip[7] = 64;
+	for (unsigned i = 0; i < 32; i++)
+		ip[8 + i] = (uint8_t)(0xfd + i);
+	uint8_t *u = ip + 40;
+	put16(u, 1);
+	put16(u + 2, 2);
+	put16(u + 4, (uint16_t)l4len);
+	for (unsigned i = 0; i < 200; i++)
+		u[8 + i] = (uint8_t)i;
+	uint32_t pseudo = add(0, ip + 8, 32) + 17 + l4len;
+	put16(u + 6, fold(pseudo));
+	cr_assert(csum_complete_partial(f, 14 + 40 + l4len));
+	cr_assert_eq(fold(add(pseudo, u, l4len)), 0xffff);
+}
