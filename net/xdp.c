@@ -260,7 +260,10 @@ static int xdp_set_queue_active(struct net_backend *b, unsigned q, bool active, 
 		xdp_drain_close(xb, q);
 	else
 		rc = xdp_drain_open(xb, q, err);
-	xdp_steer(xb);
+	/* The device steers every queue, in order: once the last has its
+	 * state, the set is whole. */
+	if (q == b->nr_queues - 1)
+		xdp_steer(xb);
 	return rc;
 }
 

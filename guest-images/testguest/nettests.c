@@ -360,11 +360,17 @@ static unsigned rx_service(struct vnet_pair *p, struct qstat *st, unsigned budge
 	struct vnet_rx rx;
 	unsigned n = 0;
 
+	uint16_t avail_before = p->rx.avail_idx;
+
 	while (n < budget && vnet_rx_next(p, &rx)) {
 		handle_frame(p, st, &rx);
 		vnet_rx_recycle(p, rx.id);
 		n++;
 	}
+	/* vnet_rx_next recycles the buffers of frames it drops (merged ones
+	 * with rxbuf=N): those must be published too, or the ring runs dry. */
+	if (!n && p->rx.avail_idx != avail_before)
+		vnet_rx_flush(p);
 	if (n) {
 		vnet_tx_flush(p);
 		vnet_rx_flush(p);
@@ -663,6 +669,33 @@ static void report(void)
 	}
 }
 
+/* rxbuf=N: every buffer's guards once more, after the traffic; one line. */
+static void report_guards(void)
+{
+	uint64_t checks = 0, broken = 0;
+	struct vnet_pair *first = NULL;
+
+	for (unsigned q = 0; q < prm.queues; q++) {
+		struct vnet_pair *p = &net.pair[q];
+
+		for (uint16_t id = 0; id < p->rx.num; id++)
+			vnet_rx_guard_check(p, id);
+		checks += p->guard_checks;
+		broken += p->guard_broken;
+		if (p->guard_broken && !first)
+			first = p;
+	}
+	if (!first) {
+		tg_printf("testguest: rx guards ok buffers %u bytes %u checks %llu\n",
+			  net.pair[0].rx.num * prm.queues, net.rxbuf, U(checks));
+		return;
+	}
+	tg_printf("testguest: rx guard broken q%u buffer %u offset %ld byte 0x%02x expected 0x%02x (%llu of %llu checks)\n",
+		  first->index, first->guard_id, first->guard_off, first->guard_got, first->guard_want,
+		  U(broken), U(checks));
+	tg_exit(TG_EXIT_NET_GUARD);
+}
+
 static void setup_irq(void)
 {
 	unsigned gsi = net.dev.irq;
@@ -739,6 +772,8 @@ static __attribute__((noreturn)) void net_run(enum net_mode m)
 	if (prm.irq)
 		ioapic_mask(net.dev.irq);
 	report();
+	if (net.rxbuf)
+		report_guards();
 	tg_reset();
 }
 

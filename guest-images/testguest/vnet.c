@@ -30,6 +30,30 @@ struct vnet_ctrl_cmd {
 
 static struct vnet_ctrl_cmd *ctrl_cmd;
 
+/* The guard pattern at byte k of a pair's RX area: position-dependent, so
+ * a frame written one place off does not match it by chance. */
+static uint8_t guard_byte(uint32_t k)
+{
+	return (uint8_t)(0xa5 ^ (k * 7) ^ (k >> 8));
+}
+
+int vnet_rx_guard_broken(const struct vnet_pair *p, uint16_t id, long *off, uint8_t *got,
+			 uint8_t *want)
+{
+	uint32_t slot = (uint32_t)id * p->rx_stride;
+	for (uint32_t k = 0; k < p->rx_stride; k++) {
+		if (k >= p->rx_off && k < p->rx_off + p->rx_len)
+			continue;
+		if (p->rxbuf[slot + k] != guard_byte(slot + k)) {
+			*off = (long)k - (long)p->rx_off;
+			*got = p->rxbuf[slot + k];
+			*want = guard_byte(slot + k);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static int setup_pair(struct vnet *n, unsigned i)
 {
 	struct vnet_pair *p = &n->pair[i];
@@ -40,19 +64,46 @@ static int setup_pair(struct vnet *n, unsigned i)
 	if (vmmio_queue_setup(&n->dev, &p->rx, (uint16_t)(2 * i), VNET_QUEUE_SIZE, ev) ||
 	    vmmio_queue_setup(&n->dev, &p->tx, (uint16_t)(2 * i + 1), VNET_QUEUE_SIZE, ev))
 		return -1;
-	p->rxbuf = dma_alloc((size_t)p->rx.num * VNET_BUF_SIZE, 4096);
+	if (n->rxbuf) {
+		p->rx_len = n->rxbuf;
+		p->rx_off = VNET_GUARD;
+		p->rx_stride = (n->rxbuf + 2 * VNET_GUARD + 63) & ~63u;
+	} else {
+		p->rx_len = p->rx_stride = VNET_BUF_SIZE;
+		p->rx_off = 0;
+	}
+	p->rxbuf = dma_alloc((size_t)p->rx.num * p->rx_stride, 4096);
 	p->txbuf = dma_alloc((size_t)p->tx.num * VNET_BUF_SIZE, 4096);
 	if (!p->rxbuf || !p->txbuf)
 		return -1;
+	if (n->rxbuf)
+		for (uint32_t k = 0; k < p->rx.num * p->rx_stride; k++)
+			p->rxbuf[k] = guard_byte(k);
 	/* Fixed descriptor <-> buffer mapping; headers start zeroed. */
 	for (uint16_t d = 0; d < p->rx.num; d++)
-		virtq_set_desc(&p->rx, d, p->rxbuf + (uint32_t)d * VNET_BUF_SIZE,
-			       VNET_BUF_SIZE, VRING_DESC_F_WRITE, 0);
+		virtq_set_desc(&p->rx, d, p->rxbuf + (uint32_t)d * p->rx_stride + p->rx_off,
+			       p->rx_len, VRING_DESC_F_WRITE, 0);
 	for (uint16_t d = 0; d < p->tx.num; d++) {
 		virtq_set_desc(&p->tx, d, vnet_tx_buf(p, d), 0, 0, 0);
 		p->tx.free[p->tx.nfree++] = (uint16_t)(p->tx.num - 1 - d);
 	}
 	return 0;
+}
+
+void vnet_rx_guard_check(struct vnet_pair *p, uint16_t id)
+{
+	long off;
+	uint8_t got, want;
+
+	if (!p->rx_off)
+		return;
+	p->guard_checks++;
+	if (vnet_rx_guard_broken(p, id, &off, &got, &want) && !p->guard_broken++) {
+		p->guard_id = id;
+		p->guard_off = off;
+		p->guard_got = got;
+		p->guard_want = want;
+	}
 }
 
 int vnet_init(struct vnet *n, unsigned npairs, int offload, int verbose)
@@ -62,6 +113,13 @@ int vnet_init(struct vnet *n, unsigned npairs, int offload, int verbose)
 	int r;
 
 	memset(n, 0, sizeof(*n));
+	uint64_t rxbuf = 0;
+	if (cmdline_get_u64("rxbuf", 0, &rxbuf) < 0 || (rxbuf && (rxbuf < VNET_RXBUF_MIN || rxbuf > VNET_BUF_SIZE))) {
+		tg_printf("testguest: bad rxbuf=%s (%u to %u bytes)\n", cmdline_get("rxbuf", ""),
+			  VNET_RXBUF_MIN, VNET_BUF_SIZE);
+		return TG_EXIT_NET_SETUP;
+	}
+	n->rxbuf = (unsigned)rxbuf;
 	r = vmmio_find(VIRTIO_ID_NET, d, verbose);
 	if (r == VMMIO_NONE) {
 		tg_printf("testguest: no virtio-net device (in the device tree or virtio_mmio.device=...)\n");
@@ -207,10 +265,12 @@ int vnet_rx_next(struct vnet_pair *p, struct vnet_rx *out)
 			p->rx_errors++;
 			continue;
 		}
-		buf = p->rxbuf + e.id * VNET_BUF_SIZE;
+		vnet_rx_guard_check(p, (uint16_t)e.id);
+		buf = p->rxbuf + e.id * p->rx_stride + p->rx_off;
 		out->hdr = (struct virtio_net_hdr_v1 *)buf;
-		nbufs = out->hdr->num_buffers;
-		if (e.len < VNET_HDR_LEN || e.len > VNET_BUF_SIZE ||
+		nbufs = e.len >= VNET_HDR_LEN ? out->hdr->num_buffers : 0;
+		out->id = (uint16_t)e.id;
+		if (e.len < VNET_HDR_LEN || e.len > p->rx_len ||
 		    (p->mrg && nbufs != 1)) {
 			/* Frames never exceed one buffer here (no GSO); drop a
 			 * merged one with all its buffers (bounded wait: the
@@ -225,8 +285,10 @@ int vnet_rx_next(struct vnet_pair *p, struct vnet_rx *out)
 				if (!virtq_used_pending(&p->rx))
 					break;
 				e = virtq_pop_used(&p->rx);
-				if (e.id < p->rx.num)
+				if (e.id < p->rx.num) {
+					vnet_rx_guard_check(p, (uint16_t)e.id);
 					virtq_push(&p->rx, (uint16_t)e.id);
+				}
 			}
 			continue;
 		}

@@ -29,6 +29,14 @@
 #define TG_EXIT_NET_ARP         0x24    /* net-gen: the peer did not answer ARP -> 73 */
 #define TG_EXIT_NET_STALL       0x25    /* the device stopped consuming TX -> 75 */
 #define TG_EXIT_NET_CPUS        0x26    /* a queue's vCPU did not come up / finish -> 77 */
+#define TG_EXIT_NET_GUARD       0x27    /* rxbuf=N: a byte around an RX buffer changed -> 79 */
+
+/* rxbuf=N: each RX buffer is N bytes with VNET_GUARD bytes of a known
+ * pattern before and after it (in its slot of rx_stride bytes), checked
+ * after every frame and at the end: the device must never write outside
+ * the buffers the guest posted. */
+#define VNET_GUARD      1024
+#define VNET_RXBUF_MIN  16
 
 struct vnet_rx {
 	struct virtio_net_hdr_v1 *hdr;
@@ -41,6 +49,14 @@ struct vnet_pair {
 	unsigned index;
 	struct virtq rx, tx;
 	uint8_t *rxbuf, *txbuf;
+	uint32_t rx_stride;         /* bytes from one RX buffer's slot to the next */
+	uint32_t rx_off;            /* where the buffer starts in its slot */
+	uint32_t rx_len;            /* its length (VNET_BUF_SIZE, or rxbuf=N) */
+	/* rxbuf=N: guards checked on every used buffer, the first broken one */
+	uint64_t guard_checks, guard_broken;
+	long guard_off;
+	uint16_t guard_id;
+	uint8_t guard_got, guard_want;
 	int mrg;                    /* VIRTIO_NET_F_MRG_RXBUF: num_buffers valid */
 	uint64_t rx_errors;         /* bad used entries, merged frames (dropped) */
 };
@@ -53,6 +69,7 @@ struct vnet {
 	uint16_t mtu;               /* from config with MTU, else 1500 */
 	uint16_t link_status;       /* config status with STATUS, else 1 (up) */
 	unsigned npairs;            /* pairs set up */
+	unsigned rxbuf;             /* rxbuf=N, 0: VNET_BUF_SIZE without guards */
 	int has_ctrl;
 	struct virtq ctrl;
 	struct vnet_pair pair[VNET_MAX_PAIRS];
@@ -83,6 +100,14 @@ static inline int vnet_rx_flush(struct vnet_pair *p)
 {
 	return virtq_flush(&p->rx);
 }
+
+/* rxbuf=N: are the guard bytes around RX buffer id intact? 0 if so, else
+ * 1 with the first changed byte's offset from the buffer's start (negative:
+ * before it) in *off, its value in *got and the pattern's in *want. */
+int vnet_rx_guard_broken(const struct vnet_pair *p, uint16_t id, long *off, uint8_t *got,
+			 uint8_t *want);
+/* rxbuf=N: check RX buffer id (the device handed it back), counting in p. */
+void vnet_rx_guard_check(struct vnet_pair *p, uint16_t id);
 
 /* Reclaim transmitted buffers; returns how many. */
 unsigned vnet_tx_reclaim(struct vnet_pair *p);
