@@ -18,8 +18,8 @@
 #include "sys.h"
 
 #define ANSWER_WAIT_US  1000000
-#define PING_WAIT_US    100000
-#define PING_TRIES      3
+#define PING_WAIT_US    400000      /* a loaded host answers late */
+#define PING_TRIES      5
 #define SENTINEL        0xee        /* ack bytes before the device writes them */
 #define BIG             65536
 #define MANY            100         /* data descriptors of many-descs (> 64 segments) */

@@ -113,8 +113,9 @@ void hostile_rx_heads_in_flight(struct hostile *h)
 	post_all_heads(q, 1);
 	/* Until the device has taken every head: it writes avail_event = its
 	 * next avail index when it asks for a kick, i.e. when it found the ring
-	 * empty. A device that takes chains only for frames gets them from the
-	 * replies to our pings. */
+	 * empty. A device that takes chains only for frames, or that holds all
+	 * of them without ever finding the ring empty (minivmm with GSO runs out
+	 * of slots first), gets there with the replies to our pings. */
 	end = tsc_deadline_us(TAKE_WAIT_US);
 	next_ping = tsc_deadline_us(PING_AFTER_US);
 	while ((avail_event = *q->avail_event) != q->num && !tsc_passed(end)) {
