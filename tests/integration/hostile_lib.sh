@@ -7,6 +7,7 @@
 # runs (minivmm's, the peer's, gdb's) there.
 
 . tests/integration/netns.sh
+THREADCPU="$BUILD/tools/threadcpu"
 
 # Every backend and engine: tap (minivmm creates t0) and the packet backend
 # on one end of a veth pair (v0; the host is on v1), each with either RX
@@ -147,13 +148,12 @@ hv_blast_stop() {
 
 # ---- CPU time of the worker threads ------------------------------------------
 
-# hv_sampler_start: sample minivmm's net0-* threads from now on. hv_boot
-# starts it, so the sampler is up by the time the guest misbehaves; Python
-# takes a while to start, which overlaps the guest's boot.
+# hv_sampler_start: sample minivmm's net0-* threads from now on
+# (tests/tools/threadcpu.c; hv_boot starts it).
 hv_sampler_start() {
 	CPU_FILE="$TMP_ROOT/cpu.$BASHPID.txt"
 	rm -f "$CPU_FILE" "$CPU_FILE.ready"
-	python3 -S -E tests/integration/thread_cpu.py "$VMM_PID" net0- "$CPU_FILE" &
+	"$THREADCPU" "$VMM_PID" net0- "$CPU_FILE" &
 	SAMPLER_PID=$!
 }
 
@@ -284,14 +284,15 @@ hv_wait_exit() {
 	rc=$?
 }
 
-# hv_recovered WHAT: the host pings the guest (10 answers within 5 s: ping
-# stops at the 10th; on this shared machine a reply can take longer than
-# ping's own wait, so loss is judged by echo-check) and echo-checks 200
-# mixed-size datagrams through it (nothing lost or corrupt).
+# hv_recovered WHAT: the host pings the guest (10 answers within a 5 s
+# deadline; ping -c alone gives up on a reply after twice the longest round
+# trip so far, and with -w it counts the ones still on their way as lost:
+# both too soon on a loaded machine, so loss is judged by echo-check) and
+# echo-checks 200 mixed-size datagrams through it (nothing lost or corrupt).
 hv_recovered() {
 	local what=$1 res="$OUT.ping" echo_res="$OUT.peer"
 	ip netns exec "$NS" ping -c 10 -i 0.01 -w 5 10.0.0.2 > "$res" 2>&1
-	grep -qE "^[0-9]+ packets transmitted, 10 received" "$res" ||
+	grep -qE "^[0-9]+ packets transmitted, [1-9][0-9]+ received" "$res" ||
 		{ hv_keep "$OUT" "$res"; fail "[$NET_OPT] host ping $what: $(tail -2 "$res" | tr '\n' ' '); guest: $(hv_tail 400)"; return 1; }
 	peer echo-check --dst 10.0.0.2 --port 5001 --count 200 --sizes 60-1514 --wait-ms 3000 > "$echo_res" 2>&1
 	local echo_rc=$?

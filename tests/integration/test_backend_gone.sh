@@ -20,15 +20,20 @@
 
 BACKEND_GONE_CPU_LIMIT=0.10
 
-# backend_recreate IFNAME: the interface as the operator makes it again.
+# backend_recreate IFNAME: the interface as the operator makes it again;
+# what went wrong in RECREATE_ERR.
 backend_recreate() {
+	local e="$OUT.recreate"
 	if [ "$1" = t0 ]; then
-		ip -n "$NS" tuntap add t0 mode tap && ip -n "$NS" addr add 10.0.0.1/24 dev t0 &&
-			netns_link_up "$NS" t0
+		ip -n "$NS" tuntap add t0 mode tap 2> "$e" && ip -n "$NS" addr add 10.0.0.1/24 dev t0 2>> "$e" &&
+			netns_link_up "$NS" t0 2>> "$e"
 	else
-		ip -n "$NS" link add v0 type veth peer name v1 && netns_link_up "$NS" v0 &&
-			ip -n "$NS" addr add 10.0.0.1/24 dev v1 && netns_link_up "$NS" v1
+		ip -n "$NS" link add v0 type veth peer name v1 2> "$e" && netns_link_up "$NS" v0 2>> "$e" &&
+			ip -n "$NS" addr add 10.0.0.1/24 dev v1 2>> "$e" && netns_link_up "$NS" v1 2>> "$e"
 	fi
+	local rc=$?
+	RECREATE_ERR="$(tr '\n' ' ' < "$e")$(ip -n "$NS" -br link 2>&1 | tr '\n' ' ')"
+	return $rc
 }
 
 # backend_wait_after OFFSET PATTERN SECONDS: a line matching PATTERN in
@@ -73,7 +78,7 @@ backend_gone_run() {
 
 	# Back.
 	back=$(wc -c < "$OUT")
-	backend_recreate "$ifname" || { fail "[$NET_OPT] cannot re-create $ifname"; return 1; }
+	backend_recreate "$ifname" || { fail "[$NET_OPT] cannot re-create $ifname: $RECREATE_ERR"; return 1; }
 	backend_wait_after "$back" "^testguest: link up" 5
 	case $? in
 	1) errs+=("no 'testguest: link up' within 5 s of re-creating $ifname") ;;
