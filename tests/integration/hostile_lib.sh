@@ -77,10 +77,10 @@ hv_wait_line() {
 # and a permanent neighbour entry for the guest's MAC, taken from minivmm's
 # "net0: ... MAC" line: the host can send to a guest that answers no ARP
 # while it misbehaves. Sets NS, OUT, VM_PID (timeout), VMM_PID (minivmm),
-# HOST_IF, GUEST_MAC, NET_OPT.
+# HOST_IF, GUEST_MAC, NET_OPT. HV_NET_EXTRA is appended to the --net value.
 hv_boot() {
 	local name=$1 variant=$2 cmdline=$3 ready=$4 i; shift 4
-	NET_OPT=$(hv_net "$variant") || { fail "unknown variant '$variant'"; return 1; }
+	NET_OPT=$(hv_net "$variant")${HV_NET_EXTRA:-} || { fail "unknown variant '$variant'"; return 1; }
 	netns_create NS || { fail "cannot create a network namespace"; return 1; }
 	ip netns exec "$NS" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 ||
 		{ fail "cannot turn IPv6 off in $NS"; return 1; }

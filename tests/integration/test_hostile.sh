@@ -31,7 +31,8 @@ HOSTILE_CPU_LIMIT=0.10     # cores the workers may use while the guest misbehave
 # is bounded (not for a legitimate full-rate load); traffic = the host's
 # datagrams are part of the attack: unless the device reported NEEDS_RESET
 # at once, the host must have seen the armed line while the hostile phase
-# still ran.
+# still ran; mq = the device has two queue pairs (--net ...,queues=2), so it
+# offers MQ and the guest negotiates it.
 HOSTILE_KINDS=(
 	"desc_outside_ram          1 1000 cpu         kind=desc-outside-ram"
 	"desc_overflow             1 1000 cpu         kind=desc-overflow"
@@ -50,7 +51,7 @@ HOSTILE_KINDS=(
 	"rx_one_byte_segs          0 1000 cpu,traffic kind=rx-one-byte-segs wait-ms=800"
 	"rx_read_only              0 1000 cpu,traffic kind=rx-read-only wait-ms=800"
 	"rx_small                  0 1000 cpu,traffic kind=rx-small wait-ms=800"
-	"ctrl_garbage              0 1000 cpu         kind=ctrl-garbage"
+	"ctrl_garbage              0 1000 cpu,mq      kind=ctrl-garbage"
 	"reset_under_load          0 0    traffic     kind=reset-under-load cycles=20 cycle-ms=30"
 )
 
@@ -86,7 +87,9 @@ hostile_run() {
 	local name="hostile-$test-$variant" start=$SECONDS guestkind result nr_seen=0 w
 	guestkind=$(sed -nE 's/.*kind=([a-z-]+).*/\1/p' <<< "$words")
 	declare -F peer > /dev/null || { fail "test_net.sh not sourced (peer)"; return 1; }
-	VM_TIMEOUT=40 hv_boot "$name" "$variant" "test=net-hostile secs=20 $words" \
+	local extra=
+	[[ $flags == *,mq,* ]] && extra=",queues=2"
+	HV_NET_EXTRA=$extra VM_TIMEOUT=40 hv_boot "$name" "$variant" "test=net-hostile secs=20 $words" \
 		"^testguest: hostile $guestkind armed" --stats=json || return 1
 
 	# The hostile phase: host traffic, the workers' CPU time.
