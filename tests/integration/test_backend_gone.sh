@@ -78,7 +78,8 @@ backend_gone_run() {
 
 	# Back.
 	back=$(wc -c < "$OUT")
-	backend_recreate "$ifname" || { fail "[$NET_OPT] cannot re-create $ifname: $RECREATE_ERR"; return 1; }
+	backend_recreate "$ifname" ||
+		{ hv_keep "$OUT"; fail "[$NET_OPT] cannot re-create $ifname: $RECREATE_ERR"; return 1; }
 	backend_wait_after "$back" "^testguest: link up" 5
 	case $? in
 	1) errs+=("no 'testguest: link up' within 5 s of re-creating $ifname") ;;

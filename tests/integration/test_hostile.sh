@@ -147,9 +147,11 @@ hostile_run() {
 		fail "[$NET_OPT] the workers spun while the guest misbehaved (limit $HOSTILE_CPU_LIMIT of a core): $CPU_LINE"
 		return 1
 	fi
-	hostile_kind_checks "$test" "$nr_seen" "$variant" || { fail "[$NET_OPT] $(cat "$TMP_ROOT/.reason")"; return 1; }
-	expect_line "^testguest: hostile $guestkind reset -> status 0x0" "$CLEAN" || return 1
-	expect_line "^testguest: net-hostile done kind $guestkind frames [1-9]" "$CLEAN" || return 1
+	hostile_kind_checks "$test" "$nr_seen" "$variant" ||
+		{ hv_keep "$OUT"; fail "[$NET_OPT] $(cat "$TMP_ROOT/.reason")"; return 1; }
+	expect_line "^testguest: hostile $guestkind reset -> status 0x0" "$CLEAN" &&
+		expect_line "^testguest: net-hostile done kind $guestkind frames [1-9]" "$CLEAN" ||
+		{ hv_keep "$OUT"; return 1; }
 	hv_log_ok $((SECONDS - start + 1)) "$want_nr" || { hv_keep "$OUT"; return 1; }
 	expect_rc 0 "$OUT" || { hv_keep "$OUT"; fail "[$NET_OPT] $(cat "$TMP_ROOT/.reason")"; return 1; }
 }
