@@ -156,10 +156,14 @@ hostile_run() {
 	expect_rc 0 "$OUT" || { hv_keep "$OUT"; fail "[$NET_OPT] $(cat "$TMP_ROOT/.reason")"; return 1; }
 }
 
+# With NET_EXTRA (make uring-variants-test: io_uring options on every --net)
+# only the io_uring variants run: the options change nothing under epoll.
+_variants=$HOSTILE_VARIANTS
+[ -z "${NET_EXTRA:-}" ] || _variants=$(tr ' ' '\n' <<< "$HOSTILE_VARIANTS" | grep uring | tr '\n' ' ')
 for _spec in "${HOSTILE_KINDS[@]}"; do
 	read -r _test _nr _rate _flags _words <<< "$_spec"
-	for _v in $HOSTILE_VARIANTS; do
+	for _v in $_variants; do
 		eval "t_hostile_${_test}_${_v}() { hostile_run $_test $_nr $_rate $_flags '$_words' $_v; }"
 	done
 done
-unset _spec _test _nr _rate _flags _words _v
+unset _spec _test _nr _rate _flags _words _v _variants
