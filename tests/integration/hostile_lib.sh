@@ -53,19 +53,24 @@ hv_grep() {
 }
 
 # Microseconds on the wall clock: loops wait by time, not by turns (a turn
-# takes long on a loaded machine).
+# takes long on a loaded machine). No subshell: $EPOCHREALTIME is bash's.
 hv_now() {
 	echo $((${EPOCHREALTIME/./}))
 }
 
 # hv_wait_line PATTERN SECONDS [FILE]: poll for an extended regex. 0 found,
-# 1 timed out with minivmm still running, 2 minivmm ended first.
+# 1 timed out with minivmm still running, 2 minivmm ended first. Each turn
+# is one grep; the output is cleaned (hv_clean, a perl) every fifth turn.
 hv_wait_line() {
-	local pat=$1 end=$(($(hv_now) + $2 * 1000000)) f=${3:-$OUT}
+	local pat=$1 end=$((${EPOCHREALTIME/./} + $2 * 1000000)) f=${3:-$OUT} turn=0
 	while :; do
-		hv_grep "$pat" "$f" && return 0
+		grep -Eq -- "$pat" "$f" && return 0
+		if [ $((++turn % 5)) = 0 ] && [ "$f" = "$OUT" ]; then
+			hv_clean
+			grep -Eq -- "$pat" "$CLEAN" && return 0
+		fi
 		kill -0 "$VM_PID" 2> /dev/null || { hv_grep "$pat" "$f" && return 0; return 2; }
-		[ "$(hv_now)" -lt "$end" ] || return 1
+		[ "${EPOCHREALTIME/./}" -lt "$end" ] || { hv_grep "$pat" "$f" && return 0; return 1; }
 		sleep 0.02
 	done
 }

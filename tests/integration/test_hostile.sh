@@ -48,9 +48,9 @@ HOSTILE_KINDS=(
 	"mmio_garbage_keep_status  0 1000 cpu         kind=mmio-garbage keep-status=1 seed=7 iters=8000 wait-ms=300"
 	"driver_ok_twice           0 1000 cpu         kind=driver-ok-twice wait-ms=300"
 	"rx_heads_in_flight        1 1000 cpu,traffic kind=rx-heads-in-flight"
-	"rx_one_byte_segs          0 1000 cpu,traffic kind=rx-one-byte-segs wait-ms=800"
-	"rx_read_only              0 1000 cpu,traffic kind=rx-read-only wait-ms=800"
-	"rx_small                  0 1000 cpu,traffic kind=rx-small wait-ms=800"
+	"rx_one_byte_segs          0 1000 cpu,traffic kind=rx-one-byte-segs wait-ms=1000"
+	"rx_read_only              0 1000 cpu,traffic kind=rx-read-only wait-ms=1000"
+	"rx_small                  0 1000 cpu,traffic kind=rx-small wait-ms=1000"
 	"ctrl_garbage              0 1000 cpu,mq      kind=ctrl-garbage"
 	"reset_under_load          0 0    traffic     kind=reset-under-load cycles=20 cycle-ms=30"
 )
