@@ -129,7 +129,8 @@ hostile_run() {
 	hv_wait_exit 10 || return 1
 	kill "$stopper" 2> /dev/null
 	wait "$stopper" 2> /dev/null
-	[ $recovered = 1 ] || return 1
+	# Kept again now that it has the guest's counters and --stats=json.
+	[ $recovered = 1 ] || { hv_keep "$OUT"; return 1; }
 
 	# Verdict.
 	local fails
