@@ -46,7 +46,9 @@ def cell(rs, col, ranged=False, scale=1.0):
     ok = good(rs)
     if not ok:
         b = busy_runs(rs)
-        return f'{BUSY} all {len(b)} runs busy' if b else '-'
+        if not b:
+            return '-'
+        return f'{BUSY} all {len(b)} runs busy' if ranged else BUSY
     t = med([r.get(col) * scale if r.get(col) is not None else None for r in ok])
     return fmr(t) if ranged else fmt(t[0])
 
@@ -509,10 +511,13 @@ def plots(rows, outdir, M):
     dat = os.path.join(outdir, 'plot.dat')
     blocks, txt = [], []
 
+    empty = set()
+
     def block(name, pts):
         lines = [f'# {name}'] + [f'{x} {m} {lo} {hi}' for x, (m, lo, hi) in pts if m is not None]
         if len(lines) == 1:
             lines.append('0 0 0 0')
+            empty.add(name)
         blocks.append(name)
         txt.append('\n'.join(lines))
 
@@ -537,6 +542,8 @@ def plots(rows, outdir, M):
     idx = {n: i for i, n in enumerate(blocks)}
 
     def plot(fn, title, xl, yl, items, logx=False):
+        if all(n in empty for n, _ in items):
+            return f'# {fn}: nothing measured'
         s = [f"set output '{os.path.join(outdir, fn)}'", f"set title '{title}'", f"set xlabel '{xl}'",
              f"set ylabel '{yl}'", 'set key top left', 'set grid', 'set yrange [0:*]']
         s.append('set logscale x 2' if logx else 'unset logscale x')

@@ -2,9 +2,8 @@
 # minivmm network benchmark driver.
 #   bench/run.sh [--quick|--full|--smoke] [--out DIR] [--runs N] [--no-qemu] [--xdp]
 #                [--only REGEX] [--gate|--no-gate] [--gate-timeout S] [--gate-load L] [--gate-busy B]
-# Sets up a private network namespace (bridge br0 10.0.0.1/24 for taps, with a
-# fixed MAC so it does not change when the first tap joins it; veth
-# vm0/vh0 with vh0 10.0.1.1/24 for the packet and xdp backends), runs
+# Sets up a private network namespace (bench/netns.sh: bridge br0 10.0.0.1/24
+# for taps, veth vm0/vh0 with vh0 10.0.1.1/24 for the packet and xdp backends), runs
 # bench/bench.py inside it, and always removes the namespace and everything
 # started in it.
 # --smoke: seconds-long run for `make test` (quiet gate off unless --gate),
@@ -47,32 +46,12 @@ done
 command -v qemu-system-x86_64 > /dev/null || { echo "bench: no qemu-system-x86_64: comparison skipped" >&2; ARGS+=(--no-qemu); }
 command -v gnuplot > /dev/null || echo "bench: no gnuplot (apt-get install gnuplot-nox): no plots" >&2
 
-NS=mvmbench-$$
-cleanup() {
-	local pids i
-	if [ -e "/run/netns/$NS" ]; then
-		mapfile -t pids < <(ip netns pids "$NS" 2> /dev/null)
-		[ ${#pids[@]} -gt 0 ] && kill -TERM "${pids[@]}" 2> /dev/null
-		for ((i = 0; i < 40; i++)); do
-			mapfile -t pids < <(ip netns pids "$NS" 2> /dev/null)
-			[ ${#pids[@]} -eq 0 ] && break
-			sleep 0.05
-		done
-		[ ${#pids[@]} -gt 0 ] && kill -KILL "${pids[@]}" 2> /dev/null
-		ip netns delete "$NS" 2> /dev/null
-	fi
-}
-trap cleanup EXIT
+# shellcheck source=bench/netns.sh
+. bench/netns.sh
+trap bench_ns_cleanup EXIT
 trap 'exit 130' INT TERM
-ip netns add "$NS" || { echo "bench: cannot create a network namespace (root needed)" >&2; exit 2; }
-ip -n "$NS" link set lo up &&
-	ip -n "$NS" link add br0 address 02:00:0a:00:00:01 type bridge &&
-	ip -n "$NS" addr add 10.0.0.1/24 dev br0 &&
-	ip -n "$NS" link set br0 up &&
-	ip -n "$NS" link add vm0 type veth peer name vh0 &&
-	ip -n "$NS" addr add 10.0.1.1/24 dev vh0 &&
-	ip -n "$NS" link set vm0 up &&
-	ip -n "$NS" link set vh0 up || { echo "bench: namespace setup failed" >&2; exit 2; }
+bench_ns_setup "mvmbench-$$" || exit 2
+NS=$BENCH_NS
 
 echo "bench: $MODE mode, load $(cut -d' ' -f1-3 /proc/loadavg), output in $OUT/" >&2
 # bpffs inside the namespace's private mount namespace (ip netns exec makes one), so libxdp

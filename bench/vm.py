@@ -44,6 +44,8 @@ def net_spec(cfg):
         net += f",rx={cfg['rx']}"
     if cfg.get('poll'):
         net += f",poll-us={cfg['poll']}"
+    for kv in cfg.get('extra', ()):
+        net += ',' + kv
     if cfg['pin'] == 'on' and nr_workers(cfg):
         net += ',cpus=' + ','.join(map(str, placement(q, nr_workers(cfg))[1]))
     return net
