@@ -178,7 +178,7 @@ def main():
     ap.add_argument('--only', help='run only rows whose "workload label" matches this regex')
     ap.add_argument('--no-gate', action='store_true', help='smoke only: do not wait for a quiet host')
     ap.add_argument('--gate-timeout', type=float, default=60.0)
-    ap.add_argument('--gate-load', type=float, default=0.25, help='foreign 1-min load allowed per core')
+    ap.add_argument('--gate-load', type=float, default=0.4, help='foreign 1-min load allowed per core')
     ap.add_argument('--gate-busy', type=float, default=0.10, help='busy CPU allowed per core in the sample')
     a = ap.parse_args()
     if a.no_gate and a.mode != 'smoke':

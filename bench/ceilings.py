@@ -182,6 +182,9 @@ def run_ceiling(mode, size, M, tmp):
             p.wait()
         if mode == 'xdp-rx':
             xdp_cleanup()
+    if bj.get('offered') and j['frames'] < 0.01 * bj['offered']:
+        # e.g. an XDP program that did not take effect: no ceiling, not a tiny one
+        raise RuntimeError(f"{mode} got {j['frames']} of the {bj['offered']} frames offered")
     off_pps = bj['offered'] / bj['elapsed_s'] if bj.get('offered') and bj.get('elapsed_s') else None
     return dict(rate=j['pps'], cpu_ns_frame=j['cpu_ns_frame'], frames=j['frames'], drops=j['drops'],
                 offered_pps=off_pps, blaster_pps=bj['pps'], elapsed_s=j['elapsed_s'],

@@ -7,24 +7,28 @@ both are below their thresholds, at most `timeout` seconds. A row that had to
 start on a busy host anyway is marked busy: it is printed with a marker and
 left out of every median, target and ratio.
 
-The load average is the kernel's 1-minute moving average of runnable tasks, so
-it also remembers the benchmark's own previous rows (a busy-polling guest, its
-worker and the peer are ~3 runnable tasks for seconds at a time). The gate
-therefore subtracts an estimate of the benchmark's own share: the CPU time of
-this process and its reaped children (os.times) between gates, as a runnable
-count, fed through the same exponential decay the kernel uses. That estimate
-is a lower bound (oversubscribed threads wait runnable without CPU time), so
-the foreign load it leaves is, if anything, too high: the gate errs towards
-marking a row busy. Both the raw load and the estimate are printed.
+The load average is the kernel's 1-minute moving average of runnable (and
+uninterruptible) tasks, so it also remembers the benchmark's own previous rows
+(a busy-polling guest, its worker and the peer are ~3 runnable tasks for
+seconds at a time, more than the cores of a small host). The gate therefore
+subtracts the benchmark's own share: a background thread counts, every 0.5 s,
+the tasks of this process and its descendants that are runnable or in
+uninterruptible sleep (state R or D in /proc/<pid>/task/<tid>/stat, children
+from /proc/<pid>/task/<tid>/children) and feeds that count through the same
+exponential decay the kernel uses (exp(-dt/60)). What is left, load1 minus
+that share, is the foreign load. The kernel samples every 5 s, so the two can
+be a sample apart (≈ 0.25 per runnable task) right after a row starts or ends;
+the threshold leaves room for that. Both figures are printed per row.
 
 Thresholds are per core, scaled by the cores detected (hostinfo.cores()):
-  load:  foreign 1-min load  <  load_per_core * cores     (default 0.25)
+  load:  foreign 1-min load  <  load_per_core * cores     (default 0.4)
   busy:  busy CPU in the sample  <  busy_per_core * cores  (default 0.10 of
          a core per core, i.e. 10 % of the whole host), with nothing of the
          benchmark's running while it is taken.
 """
 import math
 import os
+import threading
 import time
 
 from common import read
@@ -57,33 +61,64 @@ def load1():
         return 0.0
 
 
-def own_cpu_s():
-    t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
+def _tasks(pid):
+    try:
+        return os.listdir(f'/proc/{pid}/task')
+    except OSError:
+        return []
+
+
+def own_runnable(root):
+    """Tasks of `root` and its descendants that count in the load average now."""
+    n, todo, seen = 0, [root], set()
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        for tid in _tasks(pid):
+            st = read(f'/proc/{pid}/task/{tid}/stat')
+            if st and st[st.rindex(')') + 2] in 'RD':
+                n += 1
+            todo += [int(c) for c in read(f'/proc/{pid}/task/{tid}/children').split()]
+    return n
+
+
+class OwnLoad(threading.Thread):
+    """The benchmark's own share of the load average, kept up to date in the
+    background (daemon thread, 0.5 s period, a few /proc reads each time)."""
+
+    PERIOD = 0.5
+
+    def __init__(self):
+        super().__init__(name='bench-ownload', daemon=True)
+        self.value, self.root = 0.0, os.getpid()
+        self._stop = threading.Event()
+
+    def run(self):
+        t = time.monotonic()
+        while not self._stop.wait(self.PERIOD):
+            now = time.monotonic()
+            n = own_runnable(self.root) - 1        # this sampler itself is running while it counts
+            decay = math.exp(-(now - t) / 60.0)
+            self.value = self.value * decay + max(0, n) * (1 - decay)
+            t = now
 
 
 class Gate:
-    def __init__(self, cores, enabled=True, timeout=60.0, load_per_core=0.25, busy_per_core=0.10,
+    def __init__(self, cores, enabled=True, timeout=60.0, load_per_core=0.4, busy_per_core=0.10,
                  sample_s=0.5):
         self.cores, self.enabled, self.timeout = cores, enabled, timeout
         self.load_max = load_per_core * cores
         self.busy_max = busy_per_core * cores
         self.sample_s = sample_s
         self.load_per_core, self.busy_per_core = load_per_core, busy_per_core
-        self._own_load, self._t, self._cpu = 0.0, time.monotonic(), own_cpu_s()
+        self.own = OwnLoad()
+        self.own.start()
         self.checked = self.busy_rows = 0
 
     def own_load(self):
-        """The benchmark's own share of the load average, as the kernel's
-        1-minute EMA (exp(-5/60) every 5 s, i.e. exp(-dt/60)) of our CPU use."""
-        now, cpu = time.monotonic(), own_cpu_s()
-        dt = now - self._t
-        if dt > 0:
-            running = (cpu - self._cpu) / dt
-            decay = math.exp(-dt / 60.0)
-            self._own_load = self._own_load * decay + running * (1 - decay)
-        self._t, self._cpu = now, cpu
-        return self._own_load
+        return self.own.value
 
     def wait(self):
         """Block until quiet or timeout; return the fields every row carries."""
