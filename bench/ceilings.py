@@ -85,22 +85,23 @@ class Blaster:
 
 
 def _reader(argv, timeout=10):
-    """Start a rawnet reader and wait for its ready line."""
+    """Start a rawnet reader and wait for its ready line (stderr)."""
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    end = time.monotonic() + timeout
+    end, said = time.monotonic() + timeout, []
     while time.monotonic() < end:
-        r, _, _ = select.select([p.stdout], [], [], 0.1)
+        r, _, _ = select.select([p.stderr], [], [], 0.1)
         if r:
-            line = p.stdout.readline()
-            if '"ready"' in line:
+            line = p.stderr.readline()
+            if line.rstrip().endswith(': ready'):
                 return p
             if not line:
                 break
+            said.append(line.strip())
         if p.poll() is not None:
             break
     p.kill()
-    _, err = p.communicate()
-    raise RuntimeError(f'{argv[1]} did not start: {err.strip()[-300:]}')
+    p.communicate()
+    raise RuntimeError(f'{argv[1]} did not start: {" / ".join(said)[-300:]}')
 
 
 def _finish(p, timeout):

@@ -65,6 +65,7 @@ static const char usage_text[] =
 	"Frames are UDP/IPv4 with valid checksums carrying struct minivmm_net_seq_hdr and\n"
 	"netpeer's pattern, frame n in flow n %% K with seq n / K (what net-sink checks).\n"
 	"Output: {\"rawnet\":MODE,\"frames\":N,\"elapsed_s\":T,\"pps\":R,\"cpu_ns_frame\":C,...}\n"
+	"(readers first say \"rawnet MODE: ready\" on stderr once they listen).\n"
 	"Exit status: 0 ok, 2 bad usage, 3 a system call failed.\n";
 
 void rn_fail(const struct rn_opts *o, int err, const char *fmt, ...)
@@ -138,6 +139,13 @@ unsigned rn_burst(const struct rn_opts *o, const struct rn_result *r)
 	if (o->count && o->count - r->frames < n)
 		n = o->count - r->frames;
 	return (unsigned)n;
+}
+
+/* Readers tell their starter on stderr that they are listening, so stdout
+ * stays one JSON line. */
+void rn_ready(const struct rn_opts *o)
+{
+	fprintf(stderr, "rawnet %s: ready\n", o->mode);
 }
 
 /* ---- devices ---------------------------------------------------------------- */
@@ -338,8 +346,7 @@ int rn_tap_read(const struct rn_opts *o, struct rn_result *r)
 	if (fd < 0)
 		return fd;
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-	printf("{\"rawnet\":\"%s\",\"ready\":true}\n", o->mode);
-	fflush(stdout);
+	rn_ready(o);
 	r->t_start_ns = rn_now_ns();
 	for (;;) {
 		ssize_t n = read(fd, buf, sizeof(buf));
@@ -467,8 +474,7 @@ int rn_packet_read(const struct rn_opts *o, struct rn_result *r)
 	int fd = rn_packet_socket(o, true, false);
 	if (fd < 0)
 		return fd;
-	printf("{\"rawnet\":\"%s\",\"ready\":true}\n", o->mode);
-	fflush(stdout);
+	rn_ready(o);
 	r->t_start_ns = rn_now_ns();
 	int rc = o->ring ? packet_read_ring(o, r, fd) : packet_read_plain(o, r, fd);
 	r->t_end_ns = rn_now_ns();

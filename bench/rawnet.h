@@ -100,6 +100,8 @@ int rn_blast(const struct rn_opts *o, struct rn_result *r);
 int rn_xdp_tx(const struct rn_opts *o, struct rn_result *r);
 int rn_xdp_rx(const struct rn_opts *o, struct rn_result *r);
 
+void rn_ready(const struct rn_opts *o);
+
 /* One line of stderr naming the mode and the failing step. */
 void rn_fail(const struct rn_opts *o, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -167,42 +167,42 @@ int rn_xdp_tx(const struct rn_opts *o, struct rn_result *r)
 
 /* ---- receive -------------------------------------------------------------------- */
 
-static int xdp_fill(const struct rn_opts *o, struct xdp_ctx *x, const uint64_t *addrs, unsigned n)
+/* Give frames back to the kernel. The kernel publishes how far it has read
+ * the fill ring lazily (in batches), so there may be less room than frames it
+ * has taken: what does not fit waits in free_addr for the next round. */
+static void xdp_refill(struct xdp_ctx *x)
 {
 	uint32_t idx;
-	if (xsk_ring_prod__reserve(&x->fill, n, &idx) != n) {
-		rn_fail(o, ENOSPC, "fill ring");
-		return -ENOSPC;
-	}
+	unsigned n = x->nfree ? xsk_ring_prod__reserve(&x->fill, x->nfree, &idx) : 0;
+	if (!n)
+		n = x->nfree ? xsk_ring_prod__reserve(&x->fill, 1, &idx) : 0;
 	for (unsigned i = 0; i < n; i++)
-		*xsk_ring_prod__fill_addr(&x->fill, idx + i) = addrs[i];
-	xsk_ring_prod__submit(&x->fill, n);
-	return 0;
+		*xsk_ring_prod__fill_addr(&x->fill, idx + i) = x->free_addr[--x->nfree];
+	if (n)
+		xsk_ring_prod__submit(&x->fill, n);
 }
 
 int rn_xdp_rx(const struct rn_opts *o, struct rn_result *r)
 {
 	struct xdp_ctx *x = calloc(1, sizeof(*x));
 	int rc = x ? xdp_open(o, x, true) : -ENOMEM;
-	for (unsigned i = 0; !rc && i < XF_FRAMES; i++)
-		x->free_addr[i] = (uint64_t)i * XF_FRAME_SIZE;
-	if (!rc)
-		rc = xdp_fill(o, x, x->free_addr, XF_FRAMES);
 	if (rc) {
 		if (x)
 			xdp_close(x);
 		free(x);
 		return rc;
 	}
+	for (unsigned i = 0; i < XF_FRAMES; i++)
+		x->free_addr[x->nfree++] = (uint64_t)i * XF_FRAME_SIZE;
+	xdp_refill(x);
 	int fd = xsk_socket__fd(x->xsk);
-	printf("{\"rawnet\":\"%s\",\"ready\":true}\n", o->mode);
-	fflush(stdout);
+	rn_ready(o);
 	r->t_start_ns = rn_now_ns();
 	for (;;) {
 		uint32_t idx;
-		uint64_t back[64];
 		unsigned n = xsk_ring_cons__peek(&x->rx, 64, &idx);
 		if (!n) {
+			xdp_refill(x);
 			if (xsk_ring_prod__needs_wakeup(&x->fill))
 				recvfrom(fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
 			if (!rn_reader_wait(o, r, fd))
@@ -211,12 +211,12 @@ int rn_xdp_rx(const struct rn_opts *o, struct rn_result *r)
 		}
 		for (unsigned i = 0; i < n; i++) {
 			const struct xdp_desc *d = xsk_ring_cons__rx_desc(&x->rx, idx + i);
-			back[i] = d->addr & ~(uint64_t)(XF_FRAME_SIZE - 1);   /* the chunk, headroom off */
+			/* the chunk, without the headroom offset the kernel added */
+			x->free_addr[x->nfree++] = d->addr & ~(uint64_t)(XF_FRAME_SIZE - 1);
 			rn_reader_count(r, xsk_umem__get_data(x->area, d->addr), d->len);
 		}
 		xsk_ring_cons__release(&x->rx, n);
-		if ((rc = xdp_fill(o, x, back, n)))
-			break;
+		xdp_refill(x);
 		if (rn_reader_done(o, r))
 			break;
 	}

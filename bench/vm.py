@@ -8,7 +8,7 @@ import subprocess
 import time
 
 import hostinfo
-from common import BRIDGE, MAC, ROOT, TAP, VETH_VM, guest_ip, read, tool
+from common import BRIDGE, MAC, TAP, VETH_VM, guest_ip, read, tool
 
 
 def placement(queues, workers):
@@ -210,12 +210,3 @@ def parse_json_out(out):
         except ValueError:
             pass
     return {}
-
-
-def not_supported(vm):
-    """minivmm's reason when it refused the configuration (e.g. the xdp backend
-    before it is merged: ENOTSUP), or None."""
-    if vm.p.poll() is None:
-        return None
-    m = re.search(r'^(minivmm: .*(not supported|not built|ENOTSUP).*)$', vm.text(), re.M | re.I)
-    return m.group(1) if m else None
