@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The benchmark's private network namespace, sourced by bench/run.sh and
 # bench/uring-trace.sh:
 #   bench_ns_setup NAME   bridge br0 10.0.0.1/24 with a fixed MAC (a bridge
@@ -26,12 +27,15 @@ bench_ns_cleanup() {
 bench_ns_setup() {
 	BENCH_NS=$1
 	ip netns add "$BENCH_NS" || { echo "bench: cannot create a network namespace (root needed)" >&2; return 2; }
-	ip -n "$BENCH_NS" link set lo up &&
+	if ! { ip -n "$BENCH_NS" link set lo up &&
 		ip -n "$BENCH_NS" link add br0 address 02:00:0a:00:00:01 type bridge &&
 		ip -n "$BENCH_NS" addr add 10.0.0.1/24 dev br0 &&
 		ip -n "$BENCH_NS" link set br0 up &&
 		ip -n "$BENCH_NS" link add vm0 type veth peer name vh0 &&
 		ip -n "$BENCH_NS" addr add 10.0.1.1/24 dev vh0 &&
 		ip -n "$BENCH_NS" link set vm0 up &&
-		ip -n "$BENCH_NS" link set vh0 up || { echo "bench: namespace setup failed" >&2; return 2; }
+		ip -n "$BENCH_NS" link set vh0 up; }; then
+		echo "bench: namespace setup failed" >&2
+		return 2
+	fi
 }

@@ -13,8 +13,8 @@
 # build/tools/netpeer, build/tools/rawnet (make rawnet); QEMU
 # (qemu-system-x86_64) and gnuplot (gnuplot-nox) for the comparison and plots.
 set -u
-cd "$(dirname "$0")/.."
-MODE=quick OUT= ARGS=() GATE=
+cd "$(dirname "$0")/.." || exit 2
+MODE=quick OUT='' ARGS=() GATE=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) MODE=quick ;;

@@ -14,7 +14,7 @@
 # build/tools/rawnet. Uses its own trace instance; the global trace buffer and
 # other tracers are not touched. Like the benchmark, run it on a quiet host.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 for f in build/minivmm build/testguest/testguest.elf build/tools/netpeer build/tools/rawnet; do
 	[ -e "$f" ] || { echo "uring-trace: missing $f (make all rawnet)" >&2; exit 2; }
 done
