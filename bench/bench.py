@@ -190,7 +190,8 @@ def main():
     tmpd = os.path.join(a.out, 'logs')
     os.makedirs(tmpd, exist_ok=True)
     host = hostinfo.describe()
-    gate = Gate(host['cores'], enabled=not a.no_gate, timeout=a.gate_timeout, load_per_core=a.gate_load,
+    # the gate judges the whole host (load average and /proc/stat are host-wide), not just our CPUs
+    gate = Gate(os.cpu_count() or 1, enabled=not a.no_gate, timeout=a.gate_timeout, load_per_core=a.gate_load,
                 busy_per_core=a.gate_busy)
     meta = dict(mode=a.mode, host=host['node'], kernel=host['kernel'], load=read('/proc/loadavg').strip(),
                 host_line=hostinfo.host_line(host), host_caveat=report.host_caveat(host), cores=host['cores'],

@@ -20,7 +20,8 @@ that share, is the foreign load. The kernel samples every 5 s, so the two can
 be a sample apart (≈ 0.25 per runnable task) right after a row starts or ends;
 the threshold leaves room for that. Both figures are printed per row.
 
-Thresholds are per core, scaled by the cores detected (hostinfo.cores()):
+Thresholds are per core, scaled by the host's CPUs (the load average and /proc/stat are
+host-wide, so the whole host is judged, not only the CPUs the bench may use):
   load:  foreign 1-min load  <  load_per_core * cores     (default 0.4)
   busy:  busy CPU in the sample  <  busy_per_core * cores  (default 0.10 of
          a core per core, i.e. 10 % of the whole host), with nothing of the
