@@ -127,7 +127,9 @@ def cfgs_for(M, xdp):
         add('rxb', backend='xdp', rate=0)
     if every:
         for q in M['queues']:
-            for backend in ('tap', 'packet') + (('xdp',) if xdp else ()):
+            # xdp only at 1 queue: the namespace's veth has one queue, so the blaster and the
+            # AF_XDP ceilings (queue 0) see every frame; more pairs need a multi-queue veth
+            for backend in ('tap', 'packet') + (('xdp',) if xdp and q == 1 else ()):
                 for threads in (('pq', '1') if q > 1 else ('pq',)):
                     for pin in ('off', 'on'):
                         for engine in ('uring', 'epoll'):
