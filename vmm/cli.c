@@ -51,6 +51,8 @@ const char cli_usage[] =
 	"                       print the CPUID vCPU 0 gets (with --cpus N), what differs\n"
 	"                       from KVM's and why; or KVM_GET_SUPPORTED_CPUID as is.\n"
 	"                       Runs no guest (see docs/cpu.md)\n"
+	"  --boot-trace         one line per start-up phase with the milliseconds since\n"
+	"                       the VMM started, and at the stop (see docs/boot.md)\n"
 	"  --help               this text\n"
 	"  --version            print the version\n"
 	"\n"
@@ -70,7 +72,7 @@ const char cli_usage[] =
 
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEM, OPT_SERIAL, OPT_HELP,
        OPT_VERSION, OPT_NET, OPT_STATS, OPT_ACPI, OPT_MEM_OVERCOMMIT, OPT_DUMP_DTB,
-       OPT_CPUID_DUMP, OPT_END };
+       OPT_CPUID_DUMP, OPT_BOOT_TRACE, OPT_END };
 
 static const struct option cli_long_options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -85,6 +87,7 @@ static const struct option cli_long_options[] = {
 	{ "mem-overcommit", no_argument, NULL, OPT_MEM_OVERCOMMIT },
 	{ "dump-dtb", required_argument, NULL, OPT_DUMP_DTB },
 	{ "cpuid-dump", optional_argument, NULL, OPT_CPUID_DUMP },
+	{ "boot-trace", no_argument, NULL, OPT_BOOT_TRACE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -208,6 +211,9 @@ static int cli_apply(int opt, const char *arg, struct cli_options *o, struct vmm
 	case OPT_MEM:
 		if (cli_parse_size(arg, &o->vm.mem_size))
 			return vmm_err_set(err, EINVAL, "--mem: '%s' is not a size such as 256M or 1G", arg);
+		return 0;
+	case OPT_BOOT_TRACE:
+		o->vm.boot_trace = 1;
 		return 0;
 	case OPT_MEM_OVERCOMMIT:
 		o->vm.mem_overcommit = 1;

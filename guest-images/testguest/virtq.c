@@ -17,7 +17,9 @@ void *dma_alloc(size_t size, size_t align)
 	if (p + size > DMA_POOL_LIMIT || p + size < p)
 		return NULL;
 	dma_next = p + size;
-	memset((void *)p, 0, size);
+	/* No memset: the pool is never reused and guest RAM starts zeroed, so
+	 * this memory is zero, and writing it would make the host allocate
+	 * buffers nobody has used yet (an idle VM's resident memory). */
 	return (void *)p;
 }
 
@@ -45,6 +47,30 @@ int virtq_init(struct virtq *vq, uint16_t index, uint16_t num, int event_idx)
 	/* Start quiet: no interrupts until someone sets want_irq. */
 	virtq_update_used_event(vq);
 	return 0;
+}
+
+void virtq_rewind(struct virtq *vq, int event_idx)
+{
+	uint16_t index = vq->index, num = vq->num;
+	struct vring_desc *desc = vq->desc;
+	struct vring_avail *avail = vq->avail;
+	struct vring_used *used = vq->used;
+	volatile uint32_t *notify = vq->notify;
+
+	memset(desc, 0, sizeof(struct vring_desc) * num);
+	memset(avail, 0, sizeof(uint16_t) * (3 + num));
+	memset(used, 0, sizeof(uint16_t) * 3 + sizeof(struct vring_used_elem) * num);
+	memset(vq, 0, sizeof(*vq));
+	vq->index = index;
+	vq->num = num;
+	vq->event_idx = event_idx;
+	vq->desc = desc;
+	vq->avail = avail;
+	vq->used = used;
+	vq->used_event = &avail->ring[num];
+	vq->avail_event = (volatile uint16_t *)&used->ring[num];
+	vq->notify = notify;
+	virtq_update_used_event(vq);
 }
 
 int virtq_flush(struct virtq *vq)
