@@ -29,7 +29,7 @@
 #define XDP_TX_RETRY_MIN_US   20
 #define XDP_TX_RETRY_MAX_US   2000
 #define XDP_KICK_TRIES        64
-#define XDP_ERROR_CHECK_NS    1000000000ull   /* look for a vanished interface this often when idle */
+#define XDP_ERROR_CHECK_NS    250000000ull    /* look for a vanished interface this often when idle */
 #define XDP_PAGE              4096u
 
 static uint64_t xq_now_ns(void)
@@ -534,9 +534,10 @@ void xdp_queue_io_setup(struct xdp_backend *xb, unsigned q)
 {
 	xb->base.io[q] = (struct net_queue_io){
 		.fd = -1, .rx = xq_rx, .tx = xq_tx, .start = xq_start, .stop = xq_stop, .priv = &xb->q[q],
-		/* Idle waits end once a second to ask whether the interface is
-		 * still there (xq_check_gone). */
-		.rx_poll_limit_us = 1000000,
+		/* Idle waits end four times a second to ask whether the
+		 * interface is still there (xq_check_gone): the kernel reports
+		 * its loss only through SO_ERROR and failing sends. */
+		.rx_poll_limit_us = XDP_ERROR_CHECK_NS / 1000,
 	};
 }
 

@@ -293,11 +293,14 @@ int vnet_rx_next(struct vnet_pair *p, struct vnet_rx *out)
 			continue;
 		}
 		vnet_rx_guard_check(p, (uint16_t)e.id);
-		buf = p->rxbuf + e.id * p->rx_stride + p->rx_off;
+		/* A pair set up elsewhere (hostile.c) has the plain layout. */
+		uint32_t stride = p->rx_stride ? p->rx_stride : VNET_BUF_SIZE;
+		uint32_t len = p->rx_len ? p->rx_len : VNET_BUF_SIZE;
+		buf = p->rxbuf + e.id * stride + p->rx_off;
 		out->hdr = (struct virtio_net_hdr_v1 *)buf;
 		nbufs = e.len >= VNET_HDR_LEN ? out->hdr->num_buffers : 0;
 		out->id = (uint16_t)e.id;
-		if (e.len < VNET_HDR_LEN || e.len > p->rx_len ||
+		if (e.len < VNET_HDR_LEN || e.len > len ||
 		    (p->mrg && nbufs != 1)) {
 			/* Frames never exceed one buffer here (no GSO); drop a
 			 * merged one with all its buffers (bounded wait: the

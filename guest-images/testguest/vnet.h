@@ -49,6 +49,7 @@ struct vnet_pair {
 	unsigned index;
 	struct virtq rx, tx;
 	uint8_t *rxbuf, *txbuf;
+	/* 0 (a pair set up outside vnet.c): VNET_BUF_SIZE, 0, VNET_BUF_SIZE */
 	uint32_t rx_stride;         /* bytes from one RX buffer's slot to the next */
 	uint32_t rx_off;            /* where the buffer starts in its slot */
 	uint32_t rx_len;            /* its length (VNET_BUF_SIZE, or rxbuf=N) */

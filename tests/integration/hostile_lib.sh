@@ -9,10 +9,10 @@
 . tests/integration/netns.sh
 THREADCPU="$BUILD/tools/threadcpu"
 
-# Every backend and engine: tap (minivmm creates t0) and the packet backend
-# on one end of a veth pair (v0; the host is on v1), each with either RX
-# path of the packet backend, each with the io_uring and the epoll engine.
-HOSTILE_VARIANTS="tap_uring tap_epoll pkt_ring_uring pkt_ring_epoll pkt_recv_uring pkt_recv_epoll"
+# Every backend and engine: tap (minivmm creates t0), the packet backend
+# on one end of a veth pair (v0; the host is on v1), with either RX path,
+# and the AF_XDP backend on v0, each with the io_uring and the epoll engine.
+HOSTILE_VARIANTS="tap_uring tap_epoll pkt_ring_uring pkt_ring_epoll pkt_recv_uring pkt_recv_epoll xdp_uring xdp_epoll"
 
 # hv_net VARIANT: its --net value.
 hv_net() {
@@ -23,6 +23,8 @@ hv_net() {
 	pkt_ring_epoll) echo "packet=v0,rx=ring,engine=epoll" ;;
 	pkt_recv_uring) echo "packet=v0,rx=recv,engine=uring" ;;
 	pkt_recv_epoll) echo "packet=v0,rx=recv,engine=epoll" ;;
+	xdp_uring) echo "xdp=v0,engine=uring" ;;
+	xdp_epoll) echo "xdp=v0,engine=epoll" ;;
 	*) return 1 ;;
 	esac
 }
@@ -75,6 +77,20 @@ hv_wait_line() {
 	done
 }
 
+# hv_veth: the veth pair v0 (minivmm's) / v1 (the host's, 10.0.0.1/24),
+# v0 up. The xdp backend binds a socket to each of v0's queues, so v0 has
+# as many as the device (NET_OPT's queues=); v1 sends on one queue, which a
+# veth's native XDP keeps as v0's queue 0: whichever pairs the guest uses,
+# the host's frames reach one it serves (a veth cannot steer, and frames on
+# a queue the guest left off are dropped).
+hv_veth() {
+	local nq
+	nq=$(sed -nE 's/.*queues=([0-9]+).*/\1/p' <<< "$NET_OPT")
+	ip -n "$NS" link add v0 numrxqueues "${nq:-1}" numtxqueues "${nq:-1}" type veth \
+		peer name v1 numrxqueues "${nq:-1}" numtxqueues 1 && netns_link_up "$NS" v0 &&
+		ip -n "$NS" addr add 10.0.0.1/24 dev v1
+}
+
 # hv_boot NAME VARIANT GUEST_CMDLINE READY [MINIVMM ARGS...]: boot the test
 # guest in a fresh namespace over VARIANT and wait for a line matching
 # READY. The namespace has IPv6 off (no neighbour discovery frames the
@@ -91,12 +107,10 @@ hv_boot() {
 		{ fail "cannot turn IPv6 off in $NS"; return 1; }
 	OUT="$TMP_ROOT/$name.out"
 	: > "$OUT"
-	if [[ $NET_OPT == packet=* ]]; then
+	if [[ $NET_OPT == packet=* || $NET_OPT == xdp=* ]]; then
 		HOST_IF=v1
 		# v1 stays down until the neighbour entry is in (below).
-		ip -n "$NS" link add v0 type veth peer name v1 && netns_link_up "$NS" v0 &&
-			ip -n "$NS" addr add 10.0.0.1/24 dev v1 ||
-			{ fail "cannot set up the veth pair v0/v1"; return 1; }
+		hv_veth || { fail "cannot set up the veth pair v0/v1"; return 1; }
 	else
 		HOST_IF=t0
 	fi

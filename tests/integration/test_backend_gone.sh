@@ -1,7 +1,7 @@
 # A host-side fault: the backend interface disappears under a running guest
 # and comes back. While the guest echoes (net-echo) and the host sends, the
 # test deletes the interface (the tap t0 minivmm created, or v0 of the
-# packet backend's veth pair), then re-creates and configures it the way an
+# packet or xdp backend's veth pair), then re-creates and configures it the way an
 # operator would (`ip tuntap add t0 mode tap`, or a new veth pair). The
 # contract, over every backend and engine (hostile_lib.sh):
 #
@@ -28,8 +28,7 @@ backend_recreate() {
 		ip -n "$NS" tuntap add t0 mode tap 2> "$e" && ip -n "$NS" addr add 10.0.0.1/24 dev t0 2>> "$e" &&
 			netns_link_up "$NS" t0 2>> "$e"
 	else
-		ip -n "$NS" link add v0 type veth peer name v1 2> "$e" && netns_link_up "$NS" v0 2>> "$e" &&
-			ip -n "$NS" addr add 10.0.0.1/24 dev v1 2>> "$e" && netns_link_up "$NS" v1 2>> "$e"
+		hv_veth 2> "$e" && netns_link_up "$NS" v1 2>> "$e"
 	fi
 	local rc=$?
 	RECREATE_ERR="$(tr '\n' ' ' < "$e")$(ip -n "$NS" -br link 2>&1 | tr '\n' ' ')"
@@ -55,7 +54,7 @@ backend_gone_run() {
 	local variant=$1 ifname=t0 start=$SECONDS errs=() gone back
 	VM_TIMEOUT=60 hv_boot "gone-$variant" "$variant" "test=net-echo secs=50" \
 		"^testguest: net-echo ready" --stats=json || return 1
-	[[ $NET_OPT == packet=* ]] && ifname=v0
+	[[ $NET_OPT == packet=* || $NET_OPT == xdp=* ]] && ifname=v0
 	hv_recovered "before $ifname vanished" || return 1
 
 	# Away, with traffic from the host going on.

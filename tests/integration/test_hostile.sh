@@ -1,7 +1,7 @@
 # Hostile guests: the test guest breaks the virtio rules on purpose
 # (test=net-hostile kind=K, guest-images/testguest/hostile*.c), over every
-# backend and engine (hostile_lib.sh: tap and packet rx=ring/recv, each with
-# io_uring and epoll). The rule under test: a misbehaving guest never
+# backend and engine (hostile_lib.sh: tap, packet rx=ring/recv and xdp, each
+# with io_uring and epoll). The rule under test: a misbehaving guest never
 # crashes, hangs or spins the VMM or makes it touch memory outside the
 # guest; the device reports DEVICE_NEEDS_RESET (or drops just that request),
 # says so in a few rate-limited lines, and carries traffic again once the
