@@ -266,9 +266,12 @@ static void vm_prefault_for_pinning(struct minivmm *vm)
 	for (unsigned i = 0; i < vm->cfg.nr_nets; i++)
 		wanted |= (vm->cfg.net[i].uring_fixed_buffers && vm->cfg.net[i].engine == MINIVMM_ENGINE_URING) ||
 			  vm->cfg.net[i].backend == MINIVMM_NET_XDP;
-	if (wanted && madvise(vm->mem.mapping, vm->mem.mapping_size, MADV_POPULATE_WRITE) < 0) {
+	if (!wanted)
+		return;
+	if (madvise(vm->mem.mapping, vm->mem.mapping_size, MADV_POPULATE_WRITE) < 0) {
 		/* Older kernels: the registration faults the pages in itself. */
 	}
+	vm_trace(vm, "guest memory faulted in (to be pinned)");
 }
 
 /* threads=auto: the host's cores left after the vCPUs (at least one), from
