@@ -59,28 +59,21 @@ static uint32_t pow2_at_least(uint32_t n)
 	return p;
 }
 
-/* The kernel writes a frame at chunk + headroom + XDP_PACKET_HEADROOM and at
- * most chunk_size - headroom - XDP_PACKET_HEADROOM bytes of it: chunk and
- * headroom are chosen so that this is frame_len exactly. Copy mode: the
- * guest's largest frame, MTU + Ethernet + one VLAN tag. Zero copy: what the
- * kernel insists a driver's buffer holds (the interface's MTU + 26, rounded
- * up to 128), larger than Linux guests' 1536-byte buffers at MTU 1500, so
- * their frames are bounced. Chunks are 2 KiB (the kernel's minimum) to
- * 4 KiB (a page). */
+/* The chunk geometry for the frames this device must take: the guest's
+ * largest (MTU + Ethernet + one VLAN tag) in copy mode; in zero-copy mode
+ * what the kernel insists a driver's buffer holds (the interface's MTU +
+ * 26, rounded up to 128), larger than Linux guests' 1536-byte buffers at MTU
+ * 1500, so their frames are bounced. */
 static int xdp_choose_geometry(struct xdp_backend *xb, struct vmm_err *err)
 {
 	uint32_t frame = xb->zero_copy ? (xb->iface.mtu + ETH_PAD + 127) / 128 * 128 : xb->mtu + ETH_VLAN_HDR;
-	uint32_t chunk = frame + XDP_PACKET_HEADROOM < XDP_CHUNK_MIN ? XDP_CHUNK_MIN : frame + XDP_PACKET_HEADROOM;
-	if (chunk > XDP_CHUNK_MAX)
-		return vmm_err_set(err, EINVAL,
-				   "xdp backend: %u-byte frames do not fit an AF_XDP chunk (at most %u bytes after the kernel's %u of headroom): lower the %s to %u at most",
-				   frame, XDP_CHUNK_MAX - XDP_PACKET_HEADROOM, XDP_PACKET_HEADROOM,
-				   xb->zero_copy ? "interface's MTU" : "guest's MTU (--net mtu=)",
-				   XDP_CHUNK_MAX - XDP_PACKET_HEADROOM - (xb->zero_copy ? ETH_PAD : ETH_VLAN_HDR));
-	xb->geo = (struct xdp_geometry){ .chunk_size = chunk, .frame_len = frame,
-					 .headroom = chunk - XDP_PACKET_HEADROOM - frame };
-	xb->geo.data_off = xb->geo.headroom + XDP_PACKET_HEADROOM;
-	return 0;
+	if (xdp_geometry_for(frame, &xb->geo) == 0)
+		return 0;
+	return vmm_err_set(err, EINVAL,
+			   "xdp backend: %u-byte frames do not fit an AF_XDP chunk (at most %u bytes after the kernel's %u of headroom): lower the %s to %u at most",
+			   frame, XDP_CHUNK_MAX - XDP_PACKET_HEADROOM, XDP_PACKET_HEADROOM,
+			   xb->zero_copy ? "interface's MTU" : "guest's MTU (--net mtu=)",
+			   XDP_CHUNK_MAX - XDP_PACKET_HEADROOM - (xb->zero_copy ? ETH_PAD : ETH_VLAN_HDR));
 }
 
 static int xdp_check_interface(struct xdp_backend *xb, struct vmm_err *err)

@@ -192,6 +192,25 @@ struct xdp_geometry {
 	uint32_t chunk_size, headroom, frame_len, data_off;
 };
 
+/* xdp_geometry.c: the chunk size and headroom that make the kernel's
+ * largest frame (chunk_size - headroom - XDP_PACKET_HEADROOM) exactly
+ * frame_len, with chunks of 2 to 4 KiB. -EINVAL if frame_len needs more. */
+int xdp_geometry_for(uint32_t frame_len, struct xdp_geometry *g);
+
+/* The fill address that makes the kernel write a frame right after the
+ * 12-byte header in a guest buffer at UMEM offset buf with seg_len bytes,
+ * if it can: seg_len >= 12 + frame_len, the chunk inside [0, umem_len), and
+ * (zero copy) within one 4 KiB page. */
+bool xdp_rx_chunk_for(const struct xdp_geometry *g, uint64_t buf, uint64_t seg_len, uint64_t umem_len,
+		      bool zero_copy, uint64_t *addr);
+
+/* Zero-copy drivers refuse a buffer that crosses into a page not
+ * physically next to it, and we cannot tell which are: stay within one. */
+static inline bool xdp_within_page(uint64_t addr, uint64_t len)
+{
+	return (addr % 4096u) + len <= 4096u;
+}
+
 struct xdp_tx_entry {
 	uint16_t head;
 	uint16_t bounce;        /* bounce chunk index, or UINT16_MAX */

@@ -30,7 +30,6 @@
 #define XDP_TX_RETRY_MAX_US   2000
 #define XDP_KICK_TRIES        64
 #define XDP_ERROR_CHECK_NS    250000000ull    /* look for a vanished interface this often when idle */
-#define XDP_PAGE              4096u
 
 static uint64_t xq_now_ns(void)
 {
@@ -47,13 +46,6 @@ static uint64_t rx_bounce_addr(const struct xdp_queue *xq, unsigned b)
 static uint64_t tx_bounce_addr(const struct xdp_queue *xq, unsigned b)
 {
 	return xq->bounce_base + (uint64_t)(XDP_RX_BOUNCE + b) * XDP_CHUNK_MAX;
-}
-
-/* Zero-copy drivers refuse a buffer that crosses into a page not
- * physically next to it, and we cannot tell which are: stay within one. */
-static bool within_page(uint64_t addr, uint64_t len)
-{
-	return (addr % XDP_PAGE) + len <= XDP_PAGE;
 }
 
 static void xq_reset_buffers(struct xdp_queue *xq)
@@ -77,24 +69,13 @@ static void xq_reset_buffers(struct xdp_queue *xq)
 static bool rx_direct_addr(const struct xdp_queue *xq, const struct dp_read *r, uint64_t *addr)
 {
 	const struct xdp_backend *xb = xq->xb;
-	const struct xdp_geometry *g = &xb->geo;
-	if (r->nr_chains != 1 || r->iov[0].iov_len < XDP_VNET_HDR + g->frame_len)
-		return false;
 	/* SAFETY: iov[0] came from guest_mem_ptr(): inside guest RAM, which
-	 * is inside the UMEM. The kernel writes [a + data_off, a + data_off +
-	 * frame_len) = [buf + 12, buf + 12 + frame_len): inside iov[0]. */
-	uint64_t buf = xdp_umem_offset(xb, r->iov[0].iov_base);
-	if (buf + XDP_VNET_HDR < g->data_off)
-		return false;   /* the chunk would start before the UMEM */
-	uint64_t a = buf + XDP_VNET_HDR - g->data_off;
-	if (a + g->chunk_size > xb->umem_len)
+	 * is inside the UMEM; xdp_rx_chunk_for keeps the kernel's writes in it. */
+	if (r->nr_chains != 1 ||
+	    !xdp_rx_chunk_for(&xb->geo, xdp_umem_offset(xb, r->iov[0].iov_base), r->iov[0].iov_len,
+			      xb->umem_len, xb->zero_copy, addr))
 		return false;
-	if (xb->zero_copy && !within_page(a, g->chunk_size))
-		return false;
-	if (addr_table_has(&xq->rx_posted, a))
-		return false;   /* the guest posted this buffer twice: one copy bounces */
-	*addr = a;
-	return true;
+	return !addr_table_has(&xq->rx_posted, *addr);   /* posted twice: one copy bounces */
 }
 
 /* Give the kernel buffers for every read the guest's RX chains make, as
@@ -295,7 +276,7 @@ static bool tx_direct_addr(const struct xdp_queue *xq, const struct guest_chain 
 			return false;   /* split over segments */
 		/* SAFETY: a readable segment from guest_mem_ptr(): in the UMEM. */
 		uint64_t a = xdp_umem_offset(xq->xb, (const uint8_t *)c->iov[k].iov_base + off);
-		if (xq->xb->zero_copy && !within_page(a, len))
+		if (xq->xb->zero_copy && !xdp_within_page(a, len))
 			return false;
 		if (addr_table_has(&xq->tx_inflight, a))
 			return false;   /* two frames at one address in flight: one copy bounces */
@@ -444,6 +425,8 @@ static int xq_tx(struct net_queue_io *io, struct dp_queue *dp)
 
 /* ---- the socket's life ------------------------------------------------------- */
 
+static void xq_give_back(struct xdp_queue *xq, struct dp_queue *dp);
+
 static int xq_start(struct net_queue_io *io, struct dp_queue *dp, struct vmm_err *err)
 {
 	struct xdp_queue *xq = io->priv;
@@ -463,13 +446,19 @@ static int xq_start(struct net_queue_io *io, struct dp_queue *dp, struct vmm_err
 	int rc = xsk_create(&xq->sock, shared < 0 ? &umem : NULL, &xb->sizes, err);
 	if (rc == 0)
 		rc = xsk_bind(&xq->sock, xb->iface.ifindex, xq->index, shared, flags, err);
+	/* Buffers first, frames after: a frame that found the socket with an
+	 * empty fill ring would be dropped. */
+	if (rc == 0)
+		xq_rx_refill(xq, dp);
 	if (rc == 0)
 		rc = xdp_prog_set_socket(&xb->prog, xq->index, xq->sock.fd, err);
 	if (rc)
 		xsk_close(&xq->sock);
 	pthread_mutex_unlock(&xb->lock);
-	if (rc)
+	if (rc) {
+		xq_give_back(xq, dp);   /* what the refill posted, before the socket closed */
 		return rc;
+	}
 	io->fd = xq->sock.fd;
 	__atomic_store_n(&xq->drops_seen, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&xq->stats_fd, xq->sock.fd, __ATOMIC_RELEASE);

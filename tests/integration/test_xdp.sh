@@ -85,8 +85,9 @@ print(d["v0"]["rx"]["dropped"], d["v1"]["tx"]["dropped"])' 2> /dev/null || echo 
 XDP_PY_CLEAN='
 check(n["backend"] == "xdp" and n["ifname"] == "v0", "backend %s ifname %s, expected xdp on v0" % (n["backend"], n["ifname"]))
 for e in q:
-    for k in ("rx_errors", "tx_errors", "rx_dropped", "backend_drops", "tx_dropped"):
+    for k in ("rx_errors", "tx_errors", "rx_dropped", "tx_dropped"):
         check(e[k] == 0, "queue %d: %s %d" % (e["queue"], k, e[k]))
+    check(e["backend_drops"] <= XDP_DROPS_OK, "queue %d: backend_drops %d" % (e["queue"], e["backend_drops"]))
     if not args or args[0] != "bounce":
         check(e["rx_bounced"] == 0 and e["tx_bounced"] == 0, "queue %d: rx_bounced %d tx_bounced %d: the test guest'"'"'s 2 KiB buffers and one-segment frames should go straight to the kernel" % (e["queue"], e["rx_bounced"], e["tx_bounced"]))
 '
@@ -112,7 +113,7 @@ xdp_echo() {
 	expect_rc 0 "$OUT" || { fail "[$what] $(cat "$TMP_ROOT/.reason")"; return 1; }
 	expect_line "^testguest: net-echo done rx [0-9]+ tx [0-9]+ drops 0$" "$OUT" ||
 		{ fail "[$what] $(cat "$TMP_ROOT/.reason")"; return 1; }
-	stats_check "$OUT" "$XDP_PY_CLEAN"'
+	stats_check "$OUT" "XDP_DROPS_OK = ${XDP_DROPS_OK:-0}$XDP_PY_CLEAN"'
 rx = sum(e["rx_frames"] for e in q); tx = sum(e["tx_frames"] for e in q)
 check(rx >= int(args[1]) and tx >= int(args[1]), "rx_frames %d tx_frames %d, expected both >= %s" % (rx, tx, args[1]))
 ' direct "$count" || { fail "[$what] $(cat "$TMP_ROOT/.reason")"; return 1; }
@@ -189,7 +190,11 @@ for e in q:
 	done
 }
 
+# (A frame the host sends while the workers restart for VQ_PAIRS_SET may
+# find a queue's socket just made, or gone: a few drops, counted, are fine;
+# echo-check's probes are sent again.)
 t_xdp_multiqueue_every_queue_carries_traffic() {
+	local XDP_DROPS_OK=3
 	XDP_NQ=4 xdp_echo xdpmq "test=net-echo queues=4 secs=80" 20000 "$XDP_FLOWS" ",queues=4" --cpus 4 ||
 		return 1
 	expect_line "^testguest: ctrl mq 4 -> OK$" "$OUT" || return 1
@@ -466,6 +471,7 @@ t_xdp_bad_setups_refused() {
 		setpriv --bounding-set=-ipc_lock prlimit --memlock=65536 -- --net xdp=v0 || return 1
 	# Another program on the interface: a second minivmm finds the first's.
 	local first="$TMP_ROOT/xdp-first.out"
+	: > "$first"
 	ip netns exec "$NS" timeout -k 5 30 "$MINIVMM" --kernel "$TESTGUEST" --net xdp=v0 \
 		--cmdline "test=net-echo secs=20" < /dev/null > "$first" 2>&1 &
 	local pid=$! i
