@@ -246,7 +246,9 @@ check(q[2]["rx_frames"] == 0 and q[3]["rx_frames"] == 0, "rx_frames on queues 2-
 check(q[2]["backend_drops"] > 0 and q[3]["backend_drops"] > 0, "no drops counted on queues 2-3: %d %d (did every flow hash to 0-1?)" % (q[2]["backend_drops"], q[3]["backend_drops"]))
 used = q[0]["backend_drops"] + q[1]["backend_drops"]
 drops = used + q[2]["backend_drops"] + q[3]["backend_drops"]
-check(got + drops == sent, "the sink got %d, the queues dropped %d: %d, expected the %d sent" % (got, drops, got + drops, sent))
+# The 20 stop datagrams come from one socket, so on one queue: dropped
+# there (counted) if it is one the guest left off.
+check(sent <= got + drops <= sent + 20, "the sink got %d, the queues dropped %d: %d, expected the %d sent (+ up to 20 stop datagrams)" % (got, drops, got + drops, sent))
 check(lost <= used, "the sink found %d datagrams missing on pairs 0-1, which dropped only %d" % (lost, used))
 ' "$got" "$lost" "$sent"
 }
