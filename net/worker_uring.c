@@ -650,6 +650,17 @@ static int uring_setup(struct uring_loop *l, struct net_worker *w)
 		return rc;
 	}
 	uring_probe_ops(l);
+	/* Non-blocking for the readv fallback (io_uring's own reads use
+	 * RWF_NOWAIT, which does not depend on it), and set BEFORE the fds are
+	 * registered: Linux 6.1 works out once, at registration, whether a
+	 * registered file can do non-blocking I/O; a tap made O_NONBLOCK
+	 * after it then had every write complete with -EAGAIN without reaching
+	 * the tap (found by the nested tests, Debian's 6.1 kernel). */
+	for (unsigned i = 0; i < w->nr_qps; i++) {
+		int fd = w->qp[i]->io->fd;
+		if (fd >= 0)
+			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	}
 	uring_register_files(l);
 	uring_register_buffers(l);
 	net_poll_window_init(&l->poll, w->cfg.poll_us);
@@ -661,11 +672,6 @@ static int uring_setup(struct uring_loop *l, struct net_worker *w)
 			uq->tx_free[uq->nr_tx_free++] = (uint16_t)s;
 		uq->rx_nowait = true;
 		uq->rx_burst = RX_BURST_MIN;
-		/* Non-blocking for the readv fallback (io_uring's own reads use
-		 * RWF_NOWAIT, which does not depend on it). */
-		int fd = w->qp[i]->io->fd;
-		if (fd >= 0)
-			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 		arm_kick(l, i, true);
 		arm_kick(l, i, false);
 	}
