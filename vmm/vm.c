@@ -317,6 +317,10 @@ static int vm_add_net_devices(struct minivmm *vm, struct vmm_err *err)
 		vm->nr_nets = i + 1;
 		if (rc)
 			return rc;
+		if (vm->cfg.acpi)
+			vm->net[i]->transport->failed_hint =
+				"if the kernel has ACPI but not PCI (Linux 6.1), it loads no ACPI table and the "
+				"device gets no interrupt: boot it with --acpi=off";
 		struct bus_device dev = virtio_mmio_bus_device(vm->net[i]->transport);
 		rc = bus_add(&vm->mmio_bus, base, MINIVMM_MMIO_WINDOW, &dev, err);
 		if (rc)
