@@ -11,3 +11,11 @@ t_soak_short_tap_uring_accounts_for_every_frame() {
 	expect_line "^  host -> guest +[0-9]+ +[1-9][0-9]* " "$out" || return 1
 	expect_line "^  guest -> host +[0-9]+ +[1-9][0-9]* " "$out"
 }
+
+# The accounting itself, without a VM: recorded runs, and the same runs with
+# one counter changed as a VMM that loses or damages a frame would change it.
+t_soak_accounting_catches_loss_and_damage() {
+	local out="$TMP_ROOT/account_test.out"
+	python3 tests/soak/account_test.py > "$out" 2>&1 ||
+		{ fail "tests/soak/account_test.py: $(grep -E '^(FAIL|ERROR):' "$out" | head -3 | tr '\n' ' ')"; return 1; }
+}

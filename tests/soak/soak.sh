@@ -19,6 +19,7 @@
 #   SOAK_OUT=DIR    keep every run's files there (default: a temporary
 #                   directory, removed unless something failed)
 #   BUILD=build     where minivmm, the test guest and netpeer are
+#   SOAK_MINIVMM=PATH  another minivmm for the first round ($BUILD/minivmm)
 #
 # Prints a table per run and, at the end, one line per failure; exits 1 if
 # there was any. Needs root and /dev/kvm.
@@ -26,7 +27,7 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 
 : "${BUILD:=build}" "${SOAK_SECS:=120}" "${SOAK_SAN_SECS:=30}" "${SOAK_SAN_MINIVMM:=}"
-: "${SOAK_SIZES:=60-1514}" "${SOAK_FLOWS:=64}"
+: "${SOAK_SIZES:=60-1514}" "${SOAK_FLOWS:=64}" "${SOAK_MINIVMM:=$BUILD/minivmm}"
 TESTGUEST="$BUILD/testguest/testguest.elf"
 NETPEER=$(realpath "$BUILD/tools/netpeer" 2> /dev/null)
 CONFIGS="tap-uring-q2 tap-epoll-q2 packet-uring-q2 packet-epoll-q2 tap-uring-q4 tap-epoll-q4 packet-uring-q4 packet-epoll-q4"
@@ -42,7 +43,7 @@ die() {
 
 [ "$(id -u)" = 0 ] || die "needs root (network namespaces, taps)"
 [ -w /dev/kvm ] || die "/dev/kvm is missing or not writable"
-for f in "$BUILD/minivmm" "$TESTGUEST" "$NETPEER" ${SOAK_SAN_MINIVMM:+"$SOAK_SAN_MINIVMM"}; do
+for f in "$SOAK_MINIVMM" "$TESTGUEST" "$NETPEER" ${SOAK_SAN_MINIVMM:+"$SOAK_SAN_MINIVMM"}; do
 	[ -x "$f" ] || [ -f "$f" ] || die "$f is not built (make)"
 done
 [[ $SOAK_SECS =~ ^[1-9][0-9]*$ && $SOAK_SAN_SECS =~ ^[1-9][0-9]*$ ]] ||
@@ -200,7 +201,7 @@ total=$((${#plan[@]} * SOAK_SECS))
 [ -n "$SOAK_SAN_MINIVMM" ] && total=$((total + ${#plan[@]} * SOAK_SAN_SECS))
 echo "# soak: ${#plan[@]} configurations x $SOAK_SECS s${SOAK_SAN_MINIVMM:+, then again under ASan/UBSan x $SOAK_SAN_SECS s}: $total s of traffic, files in $OUT_ROOT"
 for c in "${plan[@]}"; do
-	run_one "$c" "$BUILD/minivmm" "$SOAK_SECS" ""
+	run_one "$c" "$SOAK_MINIVMM" "$SOAK_SECS" ""
 done
 if [ -n "$SOAK_SAN_MINIVMM" ]; then
 	for c in "${plan[@]}"; do
