@@ -227,7 +227,7 @@ test:
 # The soak (docs/soak.md): full-rate UDP both ways on every queue pair over
 # tap (io_uring, epoll) and the packet backend (rx=ring; io_uring, epoll),
 # 2 and 4 queue pairs, SOAK_SECS each; then the same under ASan/UBSan for
-# SOAK_SAN_SECS each (8 x 120 s + 8 x 30 s: about 22 minutes with set-up).
+# SOAK_SAN_SECS each (8 x 120 s + 8 x 30 s: about 21 minutes with set-up).
 # Fails on any frame lost or damaged inside the VMM, or not accounted for.
 # SOAK_CONFIGS picks configurations (globs, e.g. 'tap-*'). Not in make test.
 SOAK_SECS     ?= 120
