@@ -68,6 +68,13 @@ void net_worker_usage(const struct net_worker *w, struct net_worker_usage *u);
  * at start-up, not a worker that dies at DRIVER_OK. */
 int net_uring_probe(struct vmm_err *err);
 
+/* Limit a ring made with IORING_SETUP_R_DISABLED to the operations the
+ * engine submits (read, readv, writev, poll, timeouts, cancel; no register
+ * call at all) and enable it. seccomp never sees what a ring does, so this is
+ * what keeps a worker's ring from opening files or sockets. 0 or -errno. */
+struct io_uring;
+int net_uring_restrict(struct io_uring *ring);
+
 /* Engines: run until stop_fd fires. Return 0, or -errno with w->error set. */
 int net_worker_run_uring(struct net_worker *w);
 int net_worker_run_epoll(struct net_worker *w);

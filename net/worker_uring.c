@@ -345,15 +345,52 @@ static void uring_service(struct uring_loop *l)
 	}
 }
 
+/* What the engine submits, and nothing else: seccomp sees io_uring_enter
+ * but not the operations it carries, so the ring itself is restricted
+ * (IORING_REGISTER_RESTRICTIONS, before it is enabled). Without this a worker
+ * could openat, connect or sendmsg through its ring whatever its filter says. */
+static const uint8_t uring_allowed_ops[] = {
+	IORING_OP_READ, IORING_OP_READV, IORING_OP_WRITEV, IORING_OP_POLL_ADD,
+	IORING_OP_TIMEOUT, IORING_OP_LINK_TIMEOUT, IORING_OP_ASYNC_CANCEL,
+};
+
+int net_uring_restrict(struct io_uring *ring)
+{
+	struct io_uring_restriction res[sizeof(uring_allowed_ops) + 1];
+	memset(res, 0, sizeof(res));
+	unsigned n = 0;
+	for (; n < sizeof(uring_allowed_ops); n++) {
+		res[n].opcode = IORING_RESTRICTION_SQE_OP;
+		res[n].sqe_op = uring_allowed_ops[n];
+	}
+	res[n].opcode = IORING_RESTRICTION_SQE_FLAGS_ALLOWED;
+	res[n++].sqe_flags = IOSQE_IO_LINK;   /* the RX poll and its timeout */
+	/* No IORING_RESTRICTION_REGISTER_OP: io_uring_register refuses
+	 * everything once the ring is enabled. (Debian 12's liburing.so does
+	 * not export io_uring_register_restrictions or io_uring_enable_rings;
+	 * its raw io_uring_register does the same, returning -errno.) */
+	int rc = io_uring_register((unsigned)ring->ring_fd, IORING_REGISTER_RESTRICTIONS, res, n);
+	if (rc < 0)
+		return rc;
+	return io_uring_register((unsigned)ring->ring_fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0);
+}
+
 static int uring_setup(struct uring_loop *l, struct net_worker *w)
 {
 	memset(l, 0, sizeof(*l));
 	l->w = w;
 	unsigned ops = w->nr_qps * URING_OPS_PER_QP + URING_OPS_LOOP;
-	struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE, .cq_entries = ops };
+	struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE | IORING_SETUP_R_DISABLED,
+				     .cq_entries = ops };
 	int rc = io_uring_queue_init_params(ops, &l->ring, &p);
 	if (rc < 0) {
 		snprintf(w->error, sizeof(w->error), "io_uring_queue_init: %s", strerror(-rc));
+		return rc;
+	}
+	rc = net_uring_restrict(&l->ring);
+	if (rc < 0) {
+		snprintf(w->error, sizeof(w->error), "io_uring restrictions: %s", strerror(-rc));
+		io_uring_queue_exit(&l->ring);
 		return rc;
 	}
 	for (unsigned i = 0; i < w->nr_qps; i++) {

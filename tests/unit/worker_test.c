@@ -261,3 +261,40 @@ Test(worker, uring_probe_accepts_this_kernel)
 	struct vmm_err err = { 0 };
 	cr_assert_eq(net_uring_probe(&err), 0, "%s", err.msg);
 }
+
+/* seccomp sees io_uring_enter, not what the ring does: the engine's ring
+ * takes only its own operations, and no register call once enabled. */
+Test(worker, uring_ring_refuses_operations_the_engine_does_not_use)
+{
+	struct io_uring ring;
+	struct io_uring_params p = { .flags = IORING_SETUP_R_DISABLED };
+	cr_assert_eq(io_uring_queue_init_params(8, &ring, &p), 0);
+	cr_assert_eq(net_uring_restrict(&ring), 0);
+	int efd = eventfd(1, EFD_CLOEXEC);
+	uint64_t v;
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_read(sqe, efd, &v, sizeof(v), 0);
+	io_uring_sqe_set_data64(sqe, 1);
+	cr_assert_eq(__real_io_uring_submit_and_wait(&ring, 1), 1);
+	struct io_uring_cqe *cqe;
+	cr_assert_eq(io_uring_peek_cqe(&ring, &cqe), 0);
+	cr_assert_eq(cqe->res, 8, "the read of the eventfd goes through: %d", cqe->res);
+	io_uring_cqe_seen(&ring, cqe);
+	/* Each refused operation completes with -EACCES (and ends that
+	 * submission, so one at a time). */
+	for (int op = 0; op < 2; op++) {
+		sqe = io_uring_get_sqe(&ring);
+		if (op == 0)
+			io_uring_prep_openat(sqe, AT_FDCWD, "/etc/passwd", O_RDONLY, 0);
+		else
+			io_uring_prep_socket(sqe, AF_INET, SOCK_DGRAM, 0, 0);
+		cr_assert_eq(__real_io_uring_submit_and_wait(&ring, 1), 1);
+		cr_assert_eq(io_uring_peek_cqe(&ring, &cqe), 0);
+		cr_assert_eq(cqe->res, -EACCES, "%s: %d", op ? "socket" : "openat", cqe->res);
+		io_uring_cqe_seen(&ring, cqe);
+	}
+	cr_assert_eq(io_uring_register((unsigned)ring.ring_fd, IORING_REGISTER_PROBE, NULL, 0), -EACCES,
+		     "no register call once enabled");
+	close(efd);
+	io_uring_queue_exit(&ring);
+}
