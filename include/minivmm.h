@@ -30,6 +30,13 @@ enum minivmm_net_engine {
 	MINIVMM_ENGINE_EPOLL, /* epoll + readv/writev: the baseline */
 };
 
+/* System-call filters on the VMM's threads (docs/security.md). */
+enum minivmm_seccomp {
+	MINIVMM_SECCOMP_ON,   /* default: a thread making a call its list lacks kills the process */
+	MINIVMM_SECCOMP_OFF,  /* no filters (one line says so) */
+	MINIVMM_SECCOMP_LOG,  /* such calls are logged by the kernel (audit, dmesg) and allowed */
+};
+
 #define MINIVMM_MAX_NETS 8
 #define MINIVMM_MAX_QUEUE_PAIRS 16
 
@@ -79,6 +86,18 @@ struct minivmm_config {
 	/* Where informational lines go (boot time, warnings). NULL: stderr. */
 	void (*log)(void *opaque, const char *line);
 	void *log_opaque;
+
+	/* Confinement (docs/security.md). seccomp: every thread of the VM
+	 * installs the filter of its kind once set up, before it runs anything
+	 * the guest drives. That includes the thread calling minivmm_run(), for
+	 * the rest of its life: run the VM on a thread of its own. The log
+	 * callback runs on confined threads and may only make the calls they
+	 * allow (write, futex). Default MINIVMM_SECCOMP_ON.
+	 * drop_caps: each thread then keeps only the capabilities its kind
+	 * needs (none, but CAP_NET_ADMIN/CAP_NET_RAW where a backend is
+	 * reopened). Default 0. */
+	enum minivmm_seccomp seccomp;
+	int drop_caps;
 
 	/* CLOCK_MONOTONIC ns at which "the VMM started", for the boot timer;
 	 * 0 means when minivmm_create() was called. */

@@ -11,7 +11,9 @@
 
 #include "net/datapath.h"
 #include "net/queue_pair.h"
+#include "base/confine.h"
 #include "base/error.h"
+#include "base/spawn.h"
 
 enum net_engine {
 	NET_ENGINE_URING,
@@ -27,6 +29,12 @@ struct net_worker_config {
 	 * must not inherit that. */
 	cpu_set_t unpinned;
 	char name[16];         /* thread name, e.g. "net0-q3" */
+	/* The worker confines itself (CONFINE_NET_WORKER) once its ring or
+	 * epoll set is made; it is started through the spawner, since its
+	 * creator (a vCPU, the control or link thread) is confined. NULL:
+	 * neither (unit tests). */
+	const struct confine *confine;
+	struct spawner *spawner;
 };
 
 #define NET_WORKER_MAX_QPS 16
@@ -75,7 +83,9 @@ int net_uring_probe(struct vmm_err *err);
 struct io_uring;
 int net_uring_restrict(struct io_uring *ring);
 
-/* Engines: run until stop_fd fires. Return 0, or -errno with w->error set. */
+/* Engines: set up, net_worker_confine(), run until stop_fd fires. Return 0,
+ * or -errno with w->error set. */
+int net_worker_confine(struct net_worker *w);
 int net_worker_run_uring(struct net_worker *w);
 int net_worker_run_epoll(struct net_worker *w);
 

@@ -175,6 +175,9 @@ int net_worker_run_epoll(struct net_worker *w)
 			close(l.epfd);
 		return rc;
 	}
+	rc = net_worker_confine(w);
+	if (rc < 0)
+		l.stopping = true;
 	uint64_t idle_since = now_us();
 	while (!l.stopping) {
 		for (unsigned i = 0; i < w->nr_qps; i++) {

@@ -478,6 +478,11 @@ int net_worker_run_uring(struct net_worker *w)
 		free(l);
 		return rc;
 	}
+	/* Set up; from here on the guest's rings drive this thread. A worker
+	 * that cannot confine itself carries no traffic. */
+	rc = net_worker_confine(w);
+	if (rc < 0)
+		l->stopping = true;
 	while (!l->stopping) {
 		uring_service(l);
 		/* Publish before sleeping: ring-mode RX delivers synchronously

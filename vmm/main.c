@@ -7,16 +7,20 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/confine.h"
 #include "minivmm.h"
 #include "minivmm_abi.h"
 #include "vmm/cli.h"
 #include "vmm/cpuid_dump.h"
+#include "vmm/seccomp.h"
+#include "vmm/vcpu.h"
 
 struct signal_watch {
 	struct minivmm *vm;
 	sigset_t set;
 	int stats;  /* --stats: 0 none, 1 table, 2 JSON */
 	int done;   /* set by main when the VM has stopped */
+	struct confine confine;   /* this thread's filter and capabilities */
 };
 
 /* Termination signals become a clean stop: the terminal is restored and
@@ -25,6 +29,11 @@ static void *signal_watch_main(void *arg)
 {
 	struct signal_watch *w = arg;
 	pthread_setname_np(pthread_self(), "signals");
+	struct vmm_err err = { 0 };
+	if (confine_enter(&w->confine, CONFINE_SIGNALS, &err) < 0) {
+		minivmm_request_stop(w->vm, MINIVMM_EXIT_HOST_ERROR, err.msg);
+		return NULL;
+	}
 	for (;;) {
 		int sig;
 		if (sigwait(&w->set, &sig) != 0)
@@ -39,6 +48,22 @@ static void *signal_watch_main(void *arg)
 		snprintf(reason, sizeof(reason), "stopped by signal %d (%s)", sig, strsignal(sig));
 		minivmm_request_stop(w->vm, 128 + sig, reason);
 	}
+}
+
+/* The signal thread is the command's, not the library's: its filter is
+ * built here, with the VM's mode (and the VM says what that mode is). */
+static int signal_watch_confinement(const struct minivmm_config *cfg, struct confine *c,
+				    struct vmm_err *err)
+{
+	memset(c, 0, sizeof(*c));
+	enum minivmm_seccomp mode = seccomp_effective_mode(cfg->seccomp);
+	c->filters = mode != MINIVMM_SECCOMP_OFF;
+	c->drop_caps = cfg->drop_caps != 0;   /* keep_caps: none */
+	if (!c->filters)
+		return 0;
+	struct confine_needs needs;
+	confine_needs_from_config(cfg, VCPU_KICK_SIGNAL, &needs);
+	return seccomp_lists_build(c, &needs, mode, 1u << CONFINE_SIGNALS, err);
 }
 
 static uint64_t monotonic_ns(void)
@@ -63,6 +88,10 @@ int main(int argc, char **argv)
 	}
 	if (opts.version) {
 		printf("minivmm %s\n", MINIVMM_VERSION);
+		return 0;
+	}
+	if (opts.seccomp_list) {
+		seccomp_lists_print(stdout);
 		return 0;
 	}
 	if (opts.cpuid_dump) {
@@ -102,9 +131,15 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	watch.vm = vm;
+	if (signal_watch_confinement(&opts.vm, &watch.confine, &err) < 0) {
+		fprintf(stderr, "minivmm: %s\n", err.msg);
+		minivmm_destroy(vm);
+		return MINIVMM_EXIT_HOST_ERROR;
+	}
 	pthread_t watcher;
 	if (pthread_create(&watcher, NULL, signal_watch_main, &watch) != 0) {
 		fprintf(stderr, "minivmm: cannot start the signal thread\n");
+		seccomp_lists_free(&watch.confine);
 		minivmm_destroy(vm);
 		return MINIVMM_EXIT_HOST_ERROR;
 	}
@@ -121,6 +156,7 @@ int main(int argc, char **argv)
 	__atomic_store_n(&watch.done, 1, __ATOMIC_RELEASE);
 	pthread_kill(watcher, SIGTERM);
 	pthread_join(watcher, NULL);
+	seccomp_lists_free(&watch.confine);
 	minivmm_destroy(vm);
 	return status;
 }

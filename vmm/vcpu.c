@@ -12,8 +12,6 @@
 #include "boot/cpu_x86.h"
 #include "minivmm_abi.h"
 
-#define VCPU_KICK_SIGNAL (SIGRTMIN + 1)
-
 static void vcpu_kick_handler(int sig)
 {
 	(void)sig;   /* its only job is to interrupt KVM_RUN */
@@ -200,6 +198,15 @@ static void *vcpu_thread_main(void *arg)
 	sigemptyset(&kick);
 	sigaddset(&kick, VCPU_KICK_SIGNAL);
 	pthread_sigmask(SIG_UNBLOCK, &kick, NULL);
+
+	/* Before the guest runs: from here on the guest drives this thread. */
+	struct vmm_err err = { 0 };
+	if (confine_enter(v->ctx->confine, CONFINE_VCPU, &err) < 0) {
+		char what[320];
+		snprintf(what, sizeof(what), "vCPU %u: %s", v->index, err.msg);
+		vcpu_stop_vm(v, MINIVMM_EXIT_HOST_ERROR, what);
+		return NULL;
+	}
 
 	while (!__atomic_load_n(v->ctx->stopping, __ATOMIC_ACQUIRE)) {
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {

@@ -5,11 +5,16 @@
 
 #include <linux/kvm.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 
+#include "base/confine.h"
 #include "base/error.h"
 #include "base/machine.h"
 #include "devices/bus.h"
+
+/* Sent to a vCPU thread to make it leave KVM_RUN. */
+#define VCPU_KICK_SIGNAL (SIGRTMIN + 1)
 
 /* What a vCPU needs of its VM, and nothing more: the vCPU never sees the VM
  * object. Everything here is fixed before the first vCPU runs. */
@@ -23,6 +28,7 @@ struct vcpu_context {
 	struct bus *pio, *mmio;             /* read-only once vCPUs run */
 	const struct machine *machine;      /* stop requests */
 	const bool *stopping;               /* set (atomically) when the VM stops */
+	const struct confine *confine;      /* each vCPU thread confines itself */
 };
 
 #define VCPU_CRASH_REPORT 2048              /* bytes of a crash report */

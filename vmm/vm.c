@@ -16,7 +16,9 @@
 #include "boot/boot.h"
 #include "boot/cpu_x86.h"
 #include "minivmm_abi.h"
+#include "vmm/caps.h"
 #include "vmm/dtb.h"
+#include "vmm/seccomp.h"
 #include "vmm/vcpu.h"
 
 static uint64_t monotonic_ns(void)
@@ -142,6 +144,50 @@ static void unmap_file(struct mapped_file *f)
 	if (f->data)
 		munmap((void *)f->data, f->size);
 	f->data = NULL;
+}
+
+/* ---- confinement (docs/security.md) ------------------------------------ */
+
+/* The filter of every kind of thread, and the capabilities each keeps, built
+ * before the first thread (the link threads) starts. */
+static int vm_setup_confinement(struct minivmm *vm, struct vmm_err *err)
+{
+	enum minivmm_seccomp mode = vm->cfg.seccomp;
+	if (mode != MINIVMM_SECCOMP_ON && mode != MINIVMM_SECCOMP_OFF && mode != MINIVMM_SECCOMP_LOG)
+		return vmm_err_set(err, EINVAL, "seccomp mode %d is not on, off or log", (int)mode);
+	mode = seccomp_effective_mode(mode);
+	struct confine_needs needs;
+	confine_needs_from_config(&vm->cfg, VCPU_KICK_SIGNAL, &needs);
+	vm->confine.filters = mode != MINIVMM_SECCOMP_OFF;
+	vm->confine.drop_caps = vm->cfg.drop_caps != 0;
+	caps_plan(&vm->confine, &needs);
+	if (vm->confine.filters) {
+		/* The minivmm command's signal thread builds its own. */
+		int rc = seccomp_lists_build(&vm->confine, &needs, mode,
+					     SECCOMP_ALL_ROLES & ~(1u << CONFINE_SIGNALS), err);
+		if (rc)
+			return rc;
+	}
+	vm->events.confine = &vm->confine;
+	if (vm->cfg.nr_nets) {
+		int rc = spawner_start(&vm->spawner, &vm->confine, err);
+		if (rc)
+			return rc;
+		vm->events.spawner = vm->spawner;
+	}
+	return 0;
+}
+
+/* Said when the VM starts running (not when it is only built: a refused
+ * configuration stays one line). */
+static void vm_log_confinement(struct minivmm *vm)
+{
+	if (vm->cfg.seccomp != MINIVMM_SECCOMP_OFF && !vm->confine.filters)
+		vm_machine_log(vm, "seccomp: off in this sanitizer build (its runtime makes system calls of its own at exit and in reports): the VMM runs unconfined");
+	else if (vm->cfg.seccomp == MINIVMM_SECCOMP_OFF)
+		vm_machine_log(vm, "seccomp: off: the VMM runs unconfined (no system-call filters)");
+	else if (vm->cfg.seccomp == MINIVMM_SECCOMP_LOG)
+		vm_machine_log(vm, "seccomp: log: calls outside a thread's list are allowed and logged by the kernel (dmesg: audit type=1326, comm= the thread, syscall= its number)");
 }
 
 /* ---- assembly ------------------------------------------------------- */
@@ -315,7 +361,7 @@ static int vm_create_vcpus(struct minivmm *vm, const struct boot_entry *entry, s
 		.cpuid = vm->kvm.supported_cpuid, .msrs = vm->kvm.msr_list, .ncpus = vm->ncpus,
 		.tsc_deadline_timer = vm->kvm.tsc_deadline_timer,
 		.pio = &vm->pio_bus, .mmio = &vm->mmio_bus, .machine = &vm->events,
-		.stopping = &vm->stopping,
+		.stopping = &vm->stopping, .confine = &vm->confine,
 	};
 	for (unsigned i = 0; i < vm->ncpus; i++) {
 		int pin = i < vm->cfg.nr_vcpu_cpus ? vm->cfg.vcpu_cpus[i] : -1;
@@ -335,6 +381,9 @@ static int vm_build(struct minivmm *vm, struct vmm_err *err)
 	if (rc)
 		return rc;
 	rc = vcpu_install_kick_handler(err);
+	if (rc)
+		return rc;
+	rc = vm_setup_confinement(vm, err);
 	if (rc)
 		return rc;
 	rc = kvm_open(&vm->kvm, err);
@@ -413,9 +462,15 @@ int minivmm_run(struct minivmm *vm)
 		return MINIVMM_EXIT_HOST_ERROR;
 	vm->ran = true;
 
+	vm_log_confinement(vm);
 	int rc = serial_start_input(vm->serial, &err);
 	for (unsigned i = 0; rc == 0 && i < vm->ncpus; i++)
 		rc = vcpu_start(&vm->vcpus[i], &err);
+	/* This thread is confined last: the threads above are started by an
+	 * unconfined one, each installs its own list and nothing of this one's.
+	 * Afterwards it only waits, stops the VM and tears it down. */
+	if (rc == 0)
+		rc = confine_enter(&vm->confine, CONFINE_MAIN, &err);
 	if (rc)
 		vm_request_stop(vm, MINIVMM_EXIT_HOST_ERROR, err.msg);
 
@@ -444,6 +499,7 @@ void minivmm_destroy(struct minivmm *vm)
 	for (unsigned i = 0; i < vm->nr_nets; i++)
 		virtio_net_destroy(vm->net[i]);
 	serial_destroy(vm->serial);
+	spawner_stop(vm->spawner);   /* no device is left to ask it */
 	if (vm->i8042.ev)
 		i8042_destroy(&vm->i8042);
 	if (vm->serial_file_fd >= 0)
@@ -451,6 +507,7 @@ void minivmm_destroy(struct minivmm *vm)
 	kvm_close(&vm->kvm);
 	guest_mem_destroy(&vm->mem);
 	free(vm->fdt);
+	seccomp_lists_free(&vm->confine);   /* every thread that used them is joined */
 	pthread_mutex_destroy(&vm->stop_lock);
 	pthread_cond_destroy(&vm->stop_cond);
 	free(vm);

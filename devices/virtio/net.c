@@ -210,6 +210,8 @@ int vnet_start_workers(struct virtio_net *n, unsigned usable_pairs, struct vmm_e
 			.poll_us = n->cfg.poll_us,
 			.cpu = w < n->cfg.nr_cpus ? n->cfg.cpus[w] : -1,
 			.unpinned = n->unpinned,
+			.confine = n->ev->confine,
+			.spawner = n->ev->spawner,
 		};
 		if (threads == usable_pairs)
 			snprintf(wc.name, sizeof(wc.name), "net%u-q%u", (uint8_t)n->index, (uint8_t)w);
