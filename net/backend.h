@@ -49,7 +49,7 @@ struct net_backend {
 	unsigned mtu;            /* the guest's MTU: the interface must carry it */
 	unsigned fanout;         /* PACKET_FANOUT_* type */
 	int fanout_id;           /* the group the kernel gave us, -1 before the first join */
-	unsigned ifindex;
+	unsigned ifindex;        /* also the tap's, to tell a new one from the one that vanished */
 	bool rx_ring;            /* TPACKET_V3 ring (else readv per frame) */
 	bool qdisc_bypass;
 	struct pkt_ring *ring[NET_BACKEND_MAX_QUEUES];

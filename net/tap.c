@@ -31,6 +31,21 @@ static long tap_existing_flags(const char *name)
 	return flags;
 }
 
+/* The interface's index from sysfs; -1 if there is no such interface. */
+static long tap_sysfs_ifindex(const char *name)
+{
+	char path[96];
+	snprintf(path, sizeof(path), "/sys/class/net/%s/ifindex", name);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	long index = -1;
+	if (fscanf(f, "%li", &index) != 1)
+		index = -1;
+	fclose(f);
+	return index;
+}
+
 static int tap_check_existing(const char *name, bool multi_queue, struct vmm_err *err)
 {
 	if (!*name)
@@ -204,6 +219,8 @@ static int tap_backend_open(struct net_backend *b, struct vmm_err *err)
 	}
 	b->created = !existed;
 	b->guest_gso = true;
+	long index = tap_sysfs_ifindex(b->ifname);
+	b->ifindex = index > 0 ? (unsigned)index : 0;
 	return 0;
 }
 
@@ -225,11 +242,15 @@ static int tap_backend_set_queue_active(struct net_backend *b, unsigned q, bool 
 	return rc;
 }
 
+/* A tap of that name that is not the one we lost: a deleted tap lingers in
+ * sysfs while it is torn down, and attaching by name in that moment would
+ * create a new tap of our own in its place (found by
+ * tests/integration/test_seccomp.sh, where the test's own `ip tuntap add`
+ * then failed with EBUSY). */
 static bool tap_backend_present(struct net_backend *b)
 {
-	char path[96];
-	snprintf(path, sizeof(path), "/sys/class/net/%s", b->ifname);
-	return access(path, F_OK) == 0;
+	long index = tap_sysfs_ifindex(b->ifname);
+	return index > 0 && (b->ifindex == 0 || (unsigned)index != b->ifindex);
 }
 
 /* Attach to the tap again by name. It exists (present said so): a tap of the

@@ -164,7 +164,7 @@ t_seccomp_tap_deleted_and_recreated_is_reopened_confined() {
 	# transmissions make a worker notice (the guest pings nothing, so
 	# the loss shows on the poll).
 	wait_line "net0: tap t0 is gone" 10 || return 1
-	ip -n "$NS" tuntap add t0 mode tap multi_queue || { fail "cannot create t0 again"; return 1; }
+	ip -n "$NS" tuntap add t0 mode tap multi_queue || { fail "cannot create t0 again: $(tail -c 600 "$OUT" | tr '\n' '|')"; return 1; }
 	netns_add_addr "$NS" t0 10.0.0.1/24 || { fail "cannot configure t0 again"; return 1; }
 	wait_line "net0: tap t0 is back: link up" 10 || return 1
 	echo_ok sc-tap-after 500 || return 1
