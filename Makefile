@@ -6,7 +6,8 @@
 #                   nested Linux tests
 #   make SAN=address,undefined test   the same under ASan/UBSan
 #   make STATIC=1   one self-contained static binary
-#   make install PREFIX=/usr/local DESTDIR=
+#   make install PREFIX=/usr/local DESTDIR=   the program, libminivmm (static
+#                   and shared), its header, pkg-config file and man page
 #
 # Packages come from Debian through scripts/install-deps.sh, which the
 # targets below call when something they need is missing.
@@ -14,7 +15,12 @@
 BUILD   ?= build
 PREFIX  ?= /usr/local
 DESTDIR ?=
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
 CC      ?= gcc
+OBJCOPY ?= objcopy
 SAN     ?=
 STATIC  ?=
 
@@ -45,11 +51,33 @@ ifneq ($(STATIC),)
   BUILD   := $(BUILD)-static
 endif
 
-LIB_SRCS  := $(filter-out vmm/main.c,$(wildcard base/*.c vmm/*.c devices/*.c devices/virtio/*.c net/*.c boot/*.c))
+# The program: the command line and the process-wide duties (signals,
+# stdio, terminal). Everything else is libminivmm.
+PROG_SRCS := vmm/main.c vmm/cli.c vmm/net_config.c vmm/cpulist.c vmm/process.c
+LIB_SRCS  := $(filter-out $(PROG_SRCS),$(wildcard base/*.c vmm/*.c devices/*.c devices/virtio/*.c net/*.c boot/*.c))
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+# The program has its own copy of the error helpers, and of the seccomp lists
+# and confine_enter() for its signal thread: the library's are local.
+PROG_OBJS := $(PROG_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/base/error.o \
+             $(BUILD)/obj/base/confine.o $(BUILD)/obj/vmm/seccomp.o
 MAIN_OBJ  := $(BUILD)/obj/vmm/main.o
-LIB       := $(BUILD)/libminivmm.a
 BIN       := $(BUILD)/minivmm
+
+# libminivmm: the major version is the soname (include/minivmm.h).
+LIB_MAJOR  := $(shell sed -n 's/^\#define MINIVMM_API_VERSION_MAJOR *//p' include/minivmm.h)
+LIB_MINOR  := $(shell sed -n 's/^\#define MINIVMM_API_VERSION_MINOR *//p' include/minivmm.h)
+LIB_VERSION := $(LIB_MAJOR).$(LIB_MINOR).0
+LIB_SONAME := libminivmm.so.$(LIB_MAJOR)
+LIB        := $(BUILD)/libminivmm.a
+LIB_SO     := $(BUILD)/libminivmm.so.$(LIB_VERSION)
+LIB_MERGED := $(BUILD)/obj/libminivmm.o
+LIB_MAP    := vmm/libminivmm.map
+# A static build makes no shared library.
+ifeq ($(STATIC),)
+LIB_ALL    := $(LIB) $(LIB_SO)
+else
+LIB_ALL    := $(LIB)
+endif
 
 UNIT_SRCS := $(wildcard tests/unit/*_test.c)
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/obj/%.o)
@@ -63,14 +91,14 @@ DEPS_OK   := $(BUILD)/.deps-build
 include guest-images/testguest/testguest.mk
 include tests/tools/tools.mk
 
-.PHONY: all deps demo test unit-test integration-test san-test tsan-test tsan-integration-test linux-test install clean \
+.PHONY: all deps demo test unit-test integration-test uring-variants-test san-test tsan-test tsan-integration-test linux-test install clean \
         bench bench-quick bench-smoke
 # A static build is the appliance binary: criterion has no static library,
 # so the unit tests are left out of it.
 ifeq ($(STATIC),)
-all: $(BIN) $(UNIT_BIN) testguest $(NETPEER)
+all: $(BIN) $(LIB_ALL) $(UNIT_BIN) testguest $(NETPEER)
 else
-all: $(BIN)
+all: $(BIN) $(LIB_ALL)
 endif
 
 # Re-checked only when the script changes; the script is quick when nothing is missing.
@@ -84,9 +112,39 @@ $(BUILD)/obj/%.o: %.c | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(LIB): $(LIB_OBJS)
+# Library objects: position-independent (they go into the shared library
+# too) and hidden unless marked MINIVMM_API.
+$(LIB_OBJS): CFLAGS += -fPIC -fvisibility=hidden
+# Objects of a build directory from before these flags are rebuilt once.
+LIB_FLAGS_STAMP := $(BUILD)/.lib-pic-hidden
+$(LIB_FLAGS_STAMP):
+	@mkdir -p $(@D)
+	@touch $@
+$(LIB_OBJS): $(LIB_FLAGS_STAMP)
+
+# Only minivmm_* may be global in either library, or an embedding
+# program's own kvm_open or bus_add would clash with ours.
+CHECK_EXPORTS = nm -g --defined-only $(1) | awk 'NF == 3 && $$2 != "A" && $$3 !~ /^minivmm_/ { print "$(1): exports " $$3; bad = 1 } END { exit bad }'
+
+# The static library is one relocatable object in which every symbol but
+# minivmm_* is made local (ld -r, then objcopy), so internal names resolve
+# inside it and are invisible to the program it is linked into.
+$(LIB_MERGED): $(LIB_OBJS)
+	$(LD) -r -o $@.all $^
+	$(OBJCOPY) --wildcard --keep-global-symbol='minivmm_*' $@.all $@
+	@rm -f $@.all
+
+$(LIB): $(LIB_MERGED)
 	@rm -f $@
 	ar rcs $@ $^
+	@$(call CHECK_EXPORTS,$@)
+
+$(LIB_SO): $(LIB_OBJS) $(LIB_MAP)
+	$(CC) -shared $(LDFLAGS) -Wl,-soname,$(LIB_SONAME) -Wl,--version-script=$(LIB_MAP) \
+		-Wl,-z,defs -o $@ $(LIB_OBJS) $(LDLIBS)
+	ln -sf $(notdir $@) $(BUILD)/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $(BUILD)/libminivmm.so
+	@$(call CHECK_EXPORTS,$@)
 
 # main.o carries the version string: rebuild it whenever `git describe`
 # changes, not only when main.c does.
@@ -94,19 +152,23 @@ VERSION_STAMP := $(BUILD)/.version
 $(VERSION_STAMP): FORCE
 	@mkdir -p $(@D)
 	@echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' > $@
-$(MAIN_OBJ): $(VERSION_STAMP)
+$(MAIN_OBJ) $(BUILD)/obj/vmm/version.o: $(VERSION_STAMP)
 .PHONY: FORCE
 FORCE:
 
-$(BIN): $(MAIN_OBJ) $(LIB)
+# The program sees the library exactly as an embedder does: through the
+# static archive, minivmm_* only.
+$(BIN): $(PROG_OBJS) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The unit tests read recorded data (CPUID dumps) from the source tree.
 $(UNIT_OBJS): CFLAGS += -DUNIT_DATA_DIR='"$(CURDIR)/tests/unit/data"'
 
+# The unit tests reach inside: every object, internals included.
 # --wrap: tests/unit/worker_test.c makes io_uring waits end in -EINTR and
 # submissions refused on demand.
-$(UNIT_BIN): $(UNIT_OBJS) $(LIB)
+UNIT_LINK := $(UNIT_OBJS) $(sort $(LIB_OBJS) $(filter-out $(MAIN_OBJ),$(PROG_OBJS)))
+$(UNIT_BIN): $(UNIT_LINK)
 	$(CC) $(LDFLAGS) -Wl,--wrap=io_uring_submit_and_wait,--wrap=io_uring_submit -o $@ $^ -lcriterion $(LDLIBS)
 
 
@@ -119,9 +181,9 @@ unit-test: $(UNIT_BIN)
 	scripts/install-deps.sh unit
 	$(UNIT_BIN) --jobs 2
 
-integration-test: $(BIN) testguest $(NETPEER)
+integration-test: $(BIN) $(LIB_ALL) testguest $(NETPEER)
 	scripts/install-deps.sh test
-	BUILD=$(BUILD) tests/integration/run.sh
+	BUILD=$(BUILD) SAN=$(SAN) MAKE="$(MAKE)" tests/integration/run.sh
 
 linux-test: $(DEPS_OK)
 	scripts/install-deps.sh linux
@@ -132,6 +194,17 @@ linux-test: $(DEPS_OK)
 san-test:
 	$(MAKE) SAN=address,undefined unit-test integration-test
 
+# The io_uring engine's variants (each resource off, or on when it is off by
+# default) through the net, multiqueue and hostile tests again: a kernel may
+# lack any of them and the engine must work the same without.
+URING_VARIANTS := fixed-files=off,defer-taskrun=off fixed-buffers=on poll-us=auto
+uring-variants-test: $(BIN) testguest $(NETPEER)
+	scripts/install-deps.sh test
+	@rc=0; for v in $(URING_VARIANTS); do \
+		echo "== io_uring variant: --net ...,$$v"; \
+		NET_EXTRA=$$v BUILD=$(BUILD) tests/integration/run.sh 'net*' 'mq*' 'hostile*' || rc=1; \
+	done; exit $$rc
+
 # The threaded parts under ThreadSanitizer: real guests and traffic over
 # multiqueue, shared workers, both engines and both backends, any race ends
 # the VMM (halt_on_error) and so the test. Criterion's runner cannot start
@@ -141,7 +214,8 @@ tsan-test:
 	$(MAKE) SAN=thread tsan-integration-test
 tsan-integration-test: $(BIN) testguest $(NETPEER)
 	scripts/install-deps.sh test
-	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" BUILD=$(BUILD) tests/integration/run.sh $(TSAN_TESTS)
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp" \
+		BUILD=$(BUILD) tests/integration/run.sh $(TSAN_TESTS)
 
 # Everything the suites need is installed first, in one go, so no suite
 # depends on what happens to be on the machine; then every suite runs (a
@@ -149,7 +223,7 @@ tsan-integration-test: $(BIN) testguest $(NETPEER)
 test:
 	scripts/install-deps.sh build unit test linux bench
 	$(MAKE) all
-	BUILD=$(BUILD) MAKE="$(MAKE)" tests/run-all.sh unit-test integration-test san-test tsan-test linux-test bench-smoke
+	BUILD=$(BUILD) MAKE="$(MAKE)" tests/run-all.sh unit-test integration-test uring-variants-test san-test tsan-test linux-test bench-smoke
 
 # Benchmarks print tables; they are not tests and never fail on speed.
 # bench-smoke (part of make test) only checks the tables come out well-formed.
@@ -166,12 +240,22 @@ bench-smoke: all
 	scripts/install-deps.sh test bench
 	bench/run.sh --smoke
 
-install: $(BIN)
-	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/minivmm
-	install -D -m 0644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libminivmm.a
-	install -D -m 0644 include/minivmm.h $(DESTDIR)$(PREFIX)/include/minivmm.h
+install: $(BIN) $(LIB_ALL)
+	install -D -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/minivmm
+	install -D -m 0644 $(LIB) $(DESTDIR)$(LIBDIR)/libminivmm.a
+ifeq ($(STATIC),)
+	install -D -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/$(notdir $(LIB_SO))
+	ln -sf $(notdir $(LIB_SO)) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libminivmm.so
+endif
+	install -D -m 0644 include/minivmm.h $(DESTDIR)$(INCLUDEDIR)/minivmm.h
+	install -D -m 0644 include/minivmm_abi.h $(DESTDIR)$(INCLUDEDIR)/minivmm_abi.h
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(LIB_VERSION)|' \
+		vmm/minivmm.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/minivmm.pc
+	install -D -m 0644 docs/minivmm.1 $(DESTDIR)$(MANDIR)/man1/minivmm.1
 
 clean:
 	rm -rf build build-san build-static
 
--include $(LIB_OBJS:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(PROG_OBJS:.o=.d) $(UNIT_OBJS:.o=.d)

@@ -10,7 +10,7 @@
 
 struct vmm_err {
 	int code;        /* positive errno value, 0 when no error was set */
-	char msg[256];   /* one line, no trailing newline */
+	char msg[512];   /* one line, no trailing newline */
 };
 
 /* Record an error and return -code, so callers can write

@@ -24,8 +24,13 @@ static void debug_exit_write(void *opaque, uint64_t off, const uint8_t *data, un
 	struct debug_ports *d = opaque;
 	(void)off;
 	uint32_t value = (uint32_t)bus_load_le(data, len > 4 ? 4 : len);
-	char reason[96];
-	snprintf(reason, sizeof(reason), "guest wrote %u to the debug-exit port", value);
+	char reason[128];
+	if (value > MINIVMM_DEBUG_EXIT_MAX)
+		snprintf(reason, sizeof(reason),
+			 "guest wrote %u to the debug-exit port: debug-exit value out of range (0 to %d)",
+			 value, MINIVMM_DEBUG_EXIT_MAX);
+	else
+		snprintf(reason, sizeof(reason), "guest wrote %u to the debug-exit port", value);
 	machine_stop(d->ev, debug_exit_status(value), reason);
 }
 

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -46,6 +48,7 @@ enum { UART_RBR_THR = 0, UART_IER = 1, UART_IIR_FCR = 2, UART_LCR = 3,
 
 #define RX_FIFO_SIZE 256
 #define ESCAPE_CHAR  0x01   /* Ctrl-A, as in QEMU: Ctrl-A x quits */
+#define OUT_WAIT_SLICE_MS 50   /* how often a waiting write looks at `stopping` */
 
 struct serial {
 	pthread_mutex_t lock;
@@ -58,6 +61,11 @@ struct serial {
 
 	struct serial_config cfg;
 	const struct machine *ev;
+
+	bool out_regular;      /* a regular file: writes never wait */
+	bool out_broken;       /* a write failed: output is dropped for good */
+	bool out_stalled;      /* nobody read for stall_ms: dropped until they do */
+	bool stall_logged;
 
 	bool terminal_saved;
 	struct termios saved_termios;
@@ -126,17 +134,87 @@ static uint8_t serial_modem_status(const struct serial *s)
 	return msr;
 }
 
+static bool serial_vm_stopping(const struct serial *s)
+{
+	return s->cfg.stopping && __atomic_load_n(s->cfg.stopping, __ATOMIC_ACQUIRE);
+}
+
+static void serial_log(struct serial *s, const char *what)
+{
+	char line[512];   /* out_name (96) + what (160) fit */
+	snprintf(line, sizeof(line), "%s: %s", s->cfg.out_name[0] ? s->cfg.out_name : "serial output",
+		 what);
+	machine_log(s->ev, line);
+}
+
+/* Wait until out_fd can take a byte without blocking. False: give up on
+ * this byte (the VM is stopping, or the output is stalled). */
+static bool serial_out_wait(struct serial *s)
+{
+	unsigned waited = 0;
+	for (;;) {
+		struct pollfd p = { .fd = s->cfg.out_fd, .events = POLLOUT };
+		int slice = s->out_stalled ? 0 : OUT_WAIT_SLICE_MS;
+		int n = poll(&p, 1, slice);
+		if (n > 0 || (n < 0 && errno != EINTR))
+			return true;   /* writable, or an error write() will name */
+		if (s->out_stalled || serial_vm_stopping(s))
+			return false;
+		if (n == 0)
+			waited += (unsigned)slice;
+		if (s->cfg.stall_ms && waited >= s->cfg.stall_ms) {
+			s->out_stalled = true;
+			if (!s->stall_logged) {
+				s->stall_logged = true;
+				serial_log(s, "nobody is reading it; guest console output is dropped until they do");
+			}
+			return false;
+		}
+	}
+}
+
+/* One byte of guest output. Never blocks in write(): a 1-byte write after
+ * POLLOUT does not (pipes, terminals), and a descriptor we opened is
+ * O_NONBLOCK anyway. So a vCPU printing to an output that is full waits
+ * here, interruptibly, rather than in the kernel forever. */
+static void serial_output(struct serial *s, uint8_t byte)
+{
+	if (s->cfg.out_fd < 0 || s->out_broken)
+		return;
+	if (!s->out_regular && !serial_out_wait(s))
+		return;
+	for (;;) {
+		ssize_t n = write(s->cfg.out_fd, &byte, 1);
+		if (n == 1) {
+			s->out_stalled = false;
+			return;
+		}
+		if (n < 0 && errno == EINTR && !serial_vm_stopping(s))
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			if (serial_out_wait(s))
+				continue;
+			return;
+		}
+		if (n < 0 && errno == EINTR)
+			return;   /* the VM is stopping: drop the byte */
+		/* EPIPE (the reader went away; SIGPIPE is blocked in vCPU
+		 * threads or ignored), EIO, ENOSPC: once is enough. */
+		s->out_broken = true;
+		char what[160];
+		snprintf(what, sizeof(what), "%s; guest console output is dropped from now on",
+			 n < 0 ? strerror(errno) : "nothing written");
+		serial_log(s, what);
+		return;
+	}
+}
+
 static void serial_transmit(struct serial *s, uint8_t byte)
 {
-	if (s->mcr & MCR_LOOP) {
+	if (s->mcr & MCR_LOOP)
 		serial_rx_push(s, byte);
-	} else if (s->cfg.out_fd >= 0) {
-		ssize_t n;
-		do
-			n = write(s->cfg.out_fd, &byte, 1);
-		while (n < 0 && errno == EINTR);
-		/* A closed or full output only loses console text. */
-	}
+	else
+		serial_output(s, byte);
 	s->thr_interrupt_pending = true;
 }
 
@@ -261,7 +339,7 @@ static void *serial_input_main(void *arg)
 	pthread_setname_np(pthread_self(), "serial-in");
 	struct vmm_err err = { 0 };
 	if (confine_enter(s->ev->confine, CONFINE_SERIAL_IN, &err) < 0) {
-		char why[320];
+		char why[sizeof(err.msg) + 32];
 		snprintf(why, sizeof(why), "serial input: %s", err.msg);
 		machine_stop(s->ev, MINIVMM_EXIT_HOST_ERROR, why);
 		return NULL;
@@ -365,6 +443,8 @@ int serial_create(struct serial **out, const struct serial_config *cfg, const st
 		return vmm_err_set(err, ENOMEM, "out of memory for the serial port");
 	s->cfg = *cfg;
 	s->ev = ev;
+	struct stat st;
+	s->out_regular = cfg->out_fd >= 0 && fstat(cfg->out_fd, &st) == 0 && S_ISREG(st.st_mode);
 	s->stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (s->stop_fd < 0) {
 		int e = errno;

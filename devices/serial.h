@@ -16,6 +16,15 @@ struct serial_config {
 	int out_fd;         /* guest output, -1 to discard */
 	bool raw_terminal;  /* put in_fd in raw mode if it is a terminal (restored at destroy) */
 	unsigned gsi;       /* ISA IRQ, 4 for COM1 */
+	/* Output that does not take bytes: the UART waits (the guest's
+	 * vCPU with it) while out_fd is full, but never blocks in write():
+	 * it gives up when *stopping becomes true, and after stall_ms
+	 * without progress (0: no limit) it drops output until out_fd takes
+	 * bytes again. An output that fails (EPIPE: the reader went away)
+	 * is logged once and dropped for good. */
+	unsigned stall_ms;
+	const bool *stopping;   /* atomic, may be NULL */
+	char out_name[96];      /* for those log lines: "serial output 'x.log'" */
 };
 
 int serial_create(struct serial **out, const struct serial_config *cfg, const struct machine *m,

@@ -1,18 +1,75 @@
-/* minivmm embedding API.
+/* minivmm embedding API (libminivmm).
  *
- * A program links libminivmm.a, fills a struct minivmm_config, creates a VM
- * and runs it. Nothing here is global: several VMs may live in one process.
- * The minivmm command itself is a thin main() over this API. */
+ * A program fills a struct minivmm_config, creates a VM and runs it, either
+ * on its own thread (minivmm_run) or on one the library starts
+ * (minivmm_start / minivmm_stop / minivmm_wait). Nothing here is global:
+ * several VMs may live in one process, each with its own devices and taps.
+ * The minivmm command is a thin main() over this API. docs/embedding.md
+ * walks through it; the exit statuses are in minivmm_abi.h.
+ *
+ * Link with `pkg-config --cflags --libs minivmm` (shared) or
+ * `pkg-config --static --cflags --libs minivmm` (static). Both libraries
+ * export only minivmm_* symbols.
+ *
+ * Errors: functions that can fail return a negative errno and, where there
+ * is an errbuf, one line saying what is wrong. The library never prints
+ * (lines go to cfg->log), never exits and never aborts on bad input.
+ *
+ * Threads the library creates (all named, see `top -H`):
+ *   vcpu<i>            one per vCPU, running KVM_RUN
+ *   serial-in          feeds serial_in_fd to the guest (MINIVMM_SERIAL_STDIO)
+ *   net<k>-q<i>        data-path workers, one per queue pair (or net<k>-w<j>,
+ *                      threads=M shared ones), started when the guest's
+ *                      driver is up
+ *   net<k>-ctrl        the virtio-net control queue
+ *   net<k>-link        reopens a backend whose interface vanished
+ *   spawner            starts the threads above for confined threads
+ *   minivmm            the thread minivmm_start() runs the VM on
+ * Each installs the seccomp filter of its kind once set up (cfg->seccomp).
+ * Every one of them blocks all asynchronous signals except the vCPU kick
+ * signal (vCPU threads only), so the program's signals reach its own
+ * threads, and a console write to a closed pipe returns EPIPE instead of
+ * raising SIGPIPE.
+ *
+ * The vCPU kick signal: to make a vCPU thread leave KVM_RUN (when the VM
+ * stops) the library sends that thread cfg->kick_signal (SIGRTMIN+1 unless
+ * set) with pthread_kill(). minivmm_create() installs an empty handler for
+ * it, process-wide, without SA_RESTART, and fails if the signal already has
+ * a handler of the program's; the handler stays after the last VM is
+ * destroyed (it does nothing). While any VM exists the program must not
+ * install a handler for that signal or set it to SIG_IGN, must not send it
+ * to the process or to the library's threads, and must not use it for
+ * anything else. Blocking it in the program's own threads is harmless.
+ * Several VMs may share the signal. */
 #ifndef MINIVMM_H
 #define MINIVMM_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
+
+#include "minivmm_abi.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+#if defined(__GNUC__)
+#define MINIVMM_API __attribute__((visibility("default")))
+#else
+#define MINIVMM_API
+#endif
+
+/* The library's interface version. The major number is the shared
+ * library's soname (libminivmm.so.1): it changes whenever a struct below
+ * changes layout or a function changes meaning. Statistics structs grow
+ * without a new major (they carry their size). */
+#define MINIVMM_API_VERSION_MAJOR 1
+#define MINIVMM_API_VERSION_MINOR 0
+
+/* "1.0 (<git describe of the build>)" */
+MINIVMM_API const char *minivmm_version(void);
 
 enum minivmm_serial_mode {
 	MINIVMM_SERIAL_STDIO,   /* guest console on serial_out_fd, input from serial_in_fd */
@@ -23,6 +80,7 @@ enum minivmm_serial_mode {
 enum minivmm_net_backend {
 	MINIVMM_NET_TAP,      /* a tap device, one fd (IFF_MULTI_QUEUE queue) per queue pair */
 	MINIVMM_NET_PACKET,   /* AF_PACKET sockets bound to a host interface */
+	MINIVMM_NET_XDP,      /* AF_XDP sockets on a host interface's queues; UMEM = guest RAM */
 };
 
 enum minivmm_net_engine {
@@ -38,25 +96,43 @@ enum minivmm_seccomp {
 };
 
 #define MINIVMM_MAX_NETS 8
+#define MINIVMM_POLL_AUTO    0xffffffffu   /* poll_us: adapt to the load */
+#define MINIVMM_THREADS_AUTO 0xffffffffu   /* threads: fit the host's free cores */
 #define MINIVMM_MAX_QUEUE_PAIRS 16
+#define MINIVMM_MAX_CPUS 64
+#define MINIVMM_MIN_MEM (16ull << 20)         /* and a multiple of 2 MiB */
+#define MINIVMM_DEFAULT_MEM (256ull << 20)
+#define MINIVMM_DEFAULT_CMDLINE "console=ttyS0 reboot=k panic=-1"
+#define MINIVMM_NET_MTU_MIN 68
+#define MINIVMM_NET_MTU_MAX 65535
+#define MINIVMM_NET_QUEUE_SIZE_MAX 1024       /* and a power of two, at least 2 */
+#define MINIVMM_NET_POLL_US_MAX 1000000
 
+/* One virtio-net device. The ranges below are what minivmm_config_validate()
+ * enforces; its messages name the --net key of each field. */
 struct minivmm_net_config {
 	enum minivmm_net_backend backend;
-	char ifname[16];          /* tap name ("" creates one) or host interface */
+	char ifname[16];          /* tap name ("" creates one) or host interface; NUL-terminated */
 	unsigned queues;          /* queue pairs, 1..MINIVMM_MAX_QUEUE_PAIRS */
-	unsigned threads;         /* worker threads; 0 = one per queue pair */
+	unsigned threads;         /* worker threads, 1..queues; 0 = one per queue pair; MINIVMM_THREADS_AUTO */
 	int cpus[MINIVMM_MAX_QUEUE_PAIRS];   /* worker i runs on cpus[i] */
-	unsigned nr_cpus;         /* 0 = workers not pinned */
+	unsigned nr_cpus;         /* 0 = workers not pinned; else >= the number of workers */
 	unsigned char mac[6];
 	int mac_set;              /* else a stable MAC is derived from the interface name */
-	unsigned mtu;             /* advertised to the guest (VIRTIO_NET_F_MTU) */
-	unsigned queue_size;      /* virtqueue size offered, power of two */
+	unsigned mtu;             /* advertised to the guest (VIRTIO_NET_F_MTU), 68..65535 */
+	unsigned queue_size;      /* virtqueue size offered, power of two 2..1024 */
 	enum minivmm_net_engine engine;
-	unsigned poll_us;         /* busy-poll before blocking, microseconds */
+	unsigned poll_us;         /* busy-poll before blocking, 0..1000000 microseconds; MINIVMM_POLL_AUTO */
+	/* io_uring engine: what to ask the kernel for (each falls back if absent) */
+	int uring_fixed_files;    /* backend and eventfds registered (default 1) */
+	int uring_fixed_buffers;  /* guest RAM registered: pins all of it (default 0) */
+	int uring_defer_taskrun;  /* SINGLE_ISSUER + DEFER_TASKRUN (default 1) */
 	/* packet backend only */
 	unsigned fanout;          /* PACKET_FANOUT_HASH (0), _LB (1), _CPU (2), _QM (5) */
 	int rx_recv;              /* 0: TPACKET_V3 ring (default); 1: readv per frame */
 	int qdisc_bypass;         /* PACKET_QDISC_BYPASS on transmit (default 1) */
+	/* xdp backend only */
+	int xdp_zero_copy;        /* bind in zero-copy mode (needs driver support); 0: copy mode */
 };
 
 struct minivmm_config {
@@ -64,12 +140,16 @@ struct minivmm_config {
 	const char *initrd_path;     /* NULL for none */
 	const char *cmdline;         /* kernel command line; NULL for the default */
 	unsigned ncpus;              /* vCPUs, 1..MINIVMM_MAX_CPUS */
-	uint64_t mem_size;           /* bytes of guest RAM, multiple of 2 MiB */
+	uint64_t mem_size;           /* bytes of guest RAM, >= MINIVMM_MIN_MEM, multiple of 2 MiB */
+	/* mem_size may exceed the host's memory (MemTotal, or the memory
+	 * cgroup's limit if lower): guest RAM is mapped MAP_NORESERVE and
+	 * only costs what the guest touches. Default 0: refused. */
+	int mem_overcommit;
 
 	enum minivmm_serial_mode serial;
-	const char *serial_path;     /* MINIVMM_SERIAL_FILE */
+	const char *serial_path;     /* MINIVMM_SERIAL_FILE: a file, or a FIFO that already has a reader */
 	int serial_in_fd;            /* MINIVMM_SERIAL_STDIO (default 0, -1 for none) */
-	int serial_out_fd;           /* MINIVMM_SERIAL_STDIO (default 1) */
+	int serial_out_fd;           /* MINIVMM_SERIAL_STDIO (default 1, -1 for none) */
 
 	struct minivmm_net_config net[MINIVMM_MAX_NETS];
 	unsigned nr_nets;
@@ -79,20 +159,37 @@ struct minivmm_config {
 	 * the MP table and the cmdline entries alone. Default 1. */
 	int acpi;
 
-	/* vCPU i runs on vcpu_cpus[i] when nr_vcpu_cpus > 0. */
-	int vcpu_cpus[64];
+	/* vCPU i runs on vcpu_cpus[i] when nr_vcpu_cpus > 0 (then >= ncpus). */
+	int vcpu_cpus[MINIVMM_MAX_CPUS];
 	unsigned nr_vcpu_cpus;
 
-	/* Where informational lines go (boot time, warnings). NULL: stderr. */
+	/* Where informational lines go (boot time, warnings, a console
+	 * output that failed). NULL: stderr, as "minivmm: <line>". Called
+	 * from any of the library's threads, possibly from two at once. */
 	void (*log)(void *opaque, const char *line);
 	void *log_opaque;
 
-	/* Confinement (docs/security.md). seccomp: every thread of the VM
-	 * installs the filter of its kind once set up, before it runs anything
-	 * the guest drives. That includes the thread calling minivmm_run(), for
-	 * the rest of its life: run the VM on a thread of its own. The log
-	 * callback runs on confined threads and may only make the calls they
-	 * allow (write, futex). Default MINIVMM_SECCOMP_ON.
+	/* Called once when the VM has stopped (every vCPU has left KVM_RUN),
+	 * with the exit status and the stop reason (see minivmm_stop_reason),
+	 * on the thread that ran the VM: the caller of minivmm_run(), or the
+	 * library's "minivmm" thread after minivmm_start(). It may read
+	 * statistics; it must not call minivmm_wait() or minivmm_destroy() on
+	 * this VM. NULL: no call. */
+	void (*on_stop)(void *opaque, int status, const char *reason);
+	void *on_stop_opaque;
+
+	/* The vCPU kick signal (see the top of this file). 0 or unset by
+	 * minivmm_config_init(): SIGRTMIN+1. Else SIGUSR1, SIGUSR2 or a
+	 * real-time signal. */
+	int kick_signal;
+
+	/* Confinement (docs/security.md). seccomp: every thread the library
+	 * starts installs the filter of its kind once set up, before it runs
+	 * anything the guest drives; so does its "minivmm" run thread after
+	 * minivmm_start(). The program's own threads are left alone, the
+	 * caller of minivmm_run() included. The log callback (and on_stop after
+	 * minivmm_start) runs on confined threads and may only make the calls
+	 * those allow (write, futex, memory). Default (0) MINIVMM_SECCOMP_ON.
 	 * drop_caps: each thread then keeps only the capabilities its kind
 	 * needs (none, but CAP_NET_ADMIN/CAP_NET_RAW where a backend is
 	 * reopened). Default 0. */
@@ -104,45 +201,175 @@ struct minivmm_config {
 	uint64_t start_ns;
 };
 
-#define MINIVMM_MAX_CPUS 64
-#define MINIVMM_DEFAULT_MEM (256ull << 20)
-#define MINIVMM_DEFAULT_CMDLINE "console=ttyS0 reboot=k panic=-1"
-
 struct minivmm;
 
-/* Fill cfg with defaults: 1 vCPU, 256 MiB, serial on stdio, no network. */
-void minivmm_config_init(struct minivmm_config *cfg);
+/* Fill cfg with defaults: 1 vCPU, 256 MiB, serial on stdio, no network,
+ * ACPI on, kick signal SIGRTMIN+1. */
+MINIVMM_API void minivmm_config_init(struct minivmm_config *cfg);
 
-/* Defaults for one network device: tap, 1 queue pair, io_uring, MTU 1500. */
-void minivmm_net_config_init(struct minivmm_net_config *net);
+/* Defaults for one network device: tap, 1 queue pair, io_uring, MTU 1500,
+ * queue size 256. */
+MINIVMM_API void minivmm_net_config_init(struct minivmm_net_config *net);
 
-/* Print per-queue statistics of every network device: a table, or JSON. */
-void minivmm_print_stats(struct minivmm *vm, FILE *out, int json);
+/* Check every field of cfg: the ranges above, pinning lists against the
+ * CPUs this process may run on, one tap name per device. Returns 0, or
+ * -EINVAL with one line in errbuf naming the minivmm command-line option
+ * that corresponds to the field (the CLI prints exactly this line).
+ * minivmm_create() calls it first; host limits (memory, address bits) are
+ * checked by minivmm_create() itself. */
+MINIVMM_API int minivmm_config_validate(const struct minivmm_config *cfg, char *errbuf,
+					size_t errlen);
 
-/* Build the VM (KVM, memory, devices, kernel loaded) but do not run it.
- * On failure returns a negative errno and writes one line into errbuf. */
-int minivmm_create(const struct minivmm_config *cfg, struct minivmm **vm,
-		   char *errbuf, size_t errlen);
+/* Build the VM (validated config, KVM, memory, devices, kernel loaded) but
+ * do not run it. cfg is copied; the strings it points to must stay valid
+ * until minivmm_destroy(). On failure returns a negative errno and writes
+ * one line into errbuf. */
+MINIVMM_API int minivmm_create(const struct minivmm_config *cfg, struct minivmm **vm,
+			       char *errbuf, size_t errlen);
 
-/* Run until the guest stops or minivmm_request_stop() is called. Returns the
- * exit status (see minivmm_abi.h: 0 reset/poweroff, odd = debug-exit,
- * 4 guest crash, 6 host error). Call once. */
-int minivmm_run(struct minivmm *vm);
+/* Run on the calling thread until the guest stops or a stop is requested.
+ * Returns the exit status (minivmm_abi.h). Once per VM, and not together
+ * with minivmm_start(): a second call returns MINIVMM_EXIT_HOST_ERROR. */
+MINIVMM_API int minivmm_run(struct minivmm *vm);
 
-/* Ask a running VM to stop with `status`; safe from any thread or a signal
- * handling thread. The first stop request wins. */
-void minivmm_request_stop(struct minivmm *vm, int status, const char *reason);
+/* Run on a thread of the library's and return at once. 0, or -EBUSY if the
+ * VM already ran or runs, or -errno if the thread could not start (one line
+ * in errbuf). */
+MINIVMM_API int minivmm_start(struct minivmm *vm, char *errbuf, size_t errlen);
+
+/* Ask the VM to stop, with status MINIVMM_EXIT_OK and the reason
+ * "stopped by minivmm_stop()". Returns at once; minivmm_wait() waits.
+ * Safe from any thread, from the callbacks and from a signal handler
+ * (async-signal-safe); idempotent: the first stop request of any kind
+ * wins, later ones do nothing. A stop before the VM runs makes it stop as
+ * soon as it starts. */
+MINIVMM_API void minivmm_stop(struct minivmm *vm);
+
+/* The same with a status and reason of the caller's (e.g. 128 + signal).
+ * Equally safe; reason is copied (at most 2047 bytes). */
+MINIVMM_API void minivmm_request_stop(struct minivmm *vm, int status, const char *reason);
+
+/* Wait until a VM started with minivmm_start() has stopped and its vCPU
+ * threads are joined; returns its exit status. Any number of calls, from
+ * any thread except the "minivmm" thread itself (the on_stop callback):
+ * -EDEADLK there. After minivmm_run() returned: that status. -EINVAL if
+ * the VM never ran. */
+MINIVMM_API int minivmm_wait(struct minivmm *vm);
 
 /* Why the VM stopped (may span several lines, e.g. registers of a crashed
- * vCPU); "" if it has not stopped. */
-const char *minivmm_stop_reason(const struct minivmm *vm);
+ * vCPU); "" while it has not been asked to stop. */
+MINIVMM_API const char *minivmm_stop_reason(const struct minivmm *vm);
 
-void minivmm_destroy(struct minivmm *vm);
+/* Stop the VM if it still runs, wait for it, free everything. After
+ * minivmm_run() returned or minivmm_start() (waited for or not), or
+ * instead of running it. NULL is fine. Not concurrently with another call
+ * on the same VM. */
+MINIVMM_API void minivmm_destroy(struct minivmm *vm);
+
+/* ---- statistics ---------------------------------------------------------
+ *
+ * minivmm_net_stats() fills caller-provided structs for one network device:
+ * the device, each queue pair, each worker thread. Every struct may grow
+ * at its end in later versions: minivmm_net_stats_init() records the sizes
+ * the caller was compiled with, and the library writes no more than that
+ * (and zero-fills what it does not know). Counters are totals since the VM
+ * was created; read them as often as you like, from any thread, while the
+ * VM runs or after it stopped (until minivmm_destroy). */
+
+#define MINIVMM_STATS_VERSION 1
+
+struct minivmm_queue_stats {          /* one queue pair */
+	unsigned queue;               /* pair index: rx queue 2i, tx queue 2i+1 */
+	int active;                   /* carries traffic (VQ_PAIRS_SET) */
+	char worker[16];              /* the worker thread serving it; "" before the driver is up */
+	uint64_t rx_frames, rx_bytes; /* host -> guest */
+	uint64_t tx_frames, tx_bytes; /* guest -> host */
+	uint64_t rx_kicks, tx_kicks;  /* guest notifications */
+	uint64_t irqs;                /* interrupts requested for this pair */
+	uint64_t rx_no_buffer;        /* times RX stopped for lack of guest buffers */
+	uint64_t rx_dropped;          /* frames larger than the buffers they were read into */
+	uint64_t rx_filtered;         /* frames the guest's RX filter did not want */
+	uint64_t backend_drops;       /* counted by the backend (packet socket) */
+	uint64_t rx_errors, tx_errors;
+	uint64_t tx_dropped;          /* guest frames dropped while the backend was gone */
+	uint64_t rx_gso_cut;          /* GSO frames cut into segments for a guest without TSO */
+};
+
+struct minivmm_worker_stats {         /* one data-path worker thread */
+	char name[16];                /* "net0-q1", "net0-w0" */
+	int cpu;                      /* pinned to this host CPU, -1: not pinned */
+	unsigned queues;              /* queue pairs it serves */
+	uint64_t cpu_ns;              /* CPU time so far */
+	uint64_t voluntary_switches, involuntary_switches;
+	char io_uring[96];            /* what its io_uring got: "taskrun=defer fixed-files=on ..."; "" for epoll */
+};
+
+struct minivmm_net_stats {
+	/* Set by minivmm_net_stats_init(): */
+	uint32_t size;                /* sizeof(struct minivmm_net_stats) of the caller */
+	uint32_t queue_size;          /* sizeof(struct minivmm_queue_stats) of the caller */
+	uint32_t worker_size;         /* sizeof(struct minivmm_worker_stats) of the caller */
+	uint32_t version;             /* set by the library: MINIVMM_STATS_VERSION it filled */
+	struct minivmm_queue_stats *queues;   /* caller's array, max_queues entries (may be NULL) */
+	unsigned max_queues;
+	struct minivmm_worker_stats *workers; /* caller's array, max_workers entries (may be NULL) */
+	unsigned max_workers;
+	/* Filled by the library: */
+	unsigned index;               /* device k: "net<k>" */
+	char name[16];                /* "net0" */
+	char backend[16];             /* "tap" or "packet" */
+	char ifname[16];              /* the tap or host interface */
+	char engine[16];              /* "uring" or "epoll" */
+	unsigned queue_pairs;         /* pairs the device offers */
+	unsigned active_pairs;        /* pairs carrying traffic */
+	unsigned nr_workers;          /* worker threads now (0 before the driver is up) */
+	int link_up;                  /* the backend's interface is there (config status LINK_UP) */
+	unsigned nr_queues;           /* entries written to queues[] */
+	unsigned nr_worker_entries;   /* entries written to workers[] */
+	uint64_t ctrl_commands, ctrl_errors;  /* control-queue commands, refused ones */
+};
+
+static inline void minivmm_net_stats_init(struct minivmm_net_stats *s,
+					  struct minivmm_queue_stats *queues, unsigned max_queues,
+					  struct minivmm_worker_stats *workers, unsigned max_workers)
+{
+	memset(s, 0, sizeof(*s));
+	s->size = (uint32_t)sizeof(*s);
+	s->queue_size = (uint32_t)sizeof(struct minivmm_queue_stats);
+	s->worker_size = (uint32_t)sizeof(struct minivmm_worker_stats);
+	s->queues = queues;
+	s->max_queues = max_queues;
+	s->workers = workers;
+	s->max_workers = max_workers;
+}
+
+/* Network devices of the VM (= cfg->nr_nets). */
+MINIVMM_API unsigned minivmm_net_count(const struct minivmm *vm);
+
+/* Fill *s (prepared by minivmm_net_stats_init) for device `index`. Returns
+ * 0, or -EINVAL for an index out of range or a struct older than the first
+ * version (size too small). */
+MINIVMM_API int minivmm_net_stats(struct minivmm *vm, unsigned index, struct minivmm_net_stats *s);
+
+/* Print every network device's statistics, as minivmm --stats does: a
+ * table, or one JSON line {"net":[...]} (json != 0). */
+MINIVMM_API void minivmm_print_stats(struct minivmm *vm, FILE *out, int json);
 
 /* Write the VM's flattened device tree (the DTB a PVH guest receives as a
  * boot module; docs/boot.md) to the file at path, replacing it. Returns 0,
  * or a negative errno with one line in errbuf. */
-int minivmm_write_dtb(const struct minivmm *vm, const char *path, char *errbuf, size_t errlen);
+MINIVMM_API int minivmm_write_dtb(const struct minivmm *vm, const char *path, char *errbuf,
+				  size_t errlen);
+
+/* What a guest's CPU looks like on this host, without running a guest
+ * (minivmm --cpuid-dump; docs/cpu.md). Opens /dev/kvm and creates a VM and
+ * vCPU 0 of ncpus (0: 1) as a run would. */
+enum minivmm_cpuid_dump_what {
+	MINIVMM_CPUID_DUMP_GUEST = 1,      /* the CPUID vCPU 0 gets, what differs from KVM's and why, the boot MSRs */
+	MINIVMM_CPUID_DUMP_SUPPORTED = 2,  /* KVM_GET_SUPPORTED_CPUID as it is */
+};
+MINIVMM_API int minivmm_cpuid_dump(FILE *out, enum minivmm_cpuid_dump_what what, unsigned ncpus,
+				   char *errbuf, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -1,9 +1,13 @@
 /* minivmm guest ABI: every guest-visible constant shared by the VMM and the
- * test guest. Self-contained (no includes) so a freestanding guest can use it.
+ * test guest, and the exit statuses of the minivmm process. Self-contained
+ * (no includes) so a freestanding guest can use it.
  *
- * The debug-exit port keeps QEMU's isa-debug-exit semantics (iobase 0x501):
- * a guest writing value v makes the VMM exit with status (v << 1) | 1, so one
- * guest binary behaves the same under minivmm and under QEMU. */
+ * The debug-exit port keeps QEMU's isa-debug-exit semantics (iobase 0x501)
+ * for values 0..63: a guest writing v makes the VMM exit with status
+ * (v << 1) | 1, so one guest binary behaves the same under minivmm and under
+ * QEMU. Larger values would not fit in an exit status or would look like
+ * "killed by signal N" (128 + N), so they all give one reserved status,
+ * MINIVMM_EXIT_DEBUG_RANGE. */
 #ifndef MINIVMM_ABI_H
 #define MINIVMM_ABI_H
 
@@ -12,16 +16,32 @@
 #define MINIVMM_IRQ_COM1         4
 #define MINIVMM_PORT_I8042_DATA  0x60
 #define MINIVMM_PORT_I8042_CMD   0x64    /* write 0xfe: pulse reset line */
-#define MINIVMM_PORT_DEBUG_EXIT  0x501   /* out v (1, 2 or 4 bytes) -> exit (v << 1) | 1 */
+#define MINIVMM_PORT_DEBUG_EXIT  0x501   /* out v (1, 2 or 4 bytes) -> exit (v << 1) | 1, v <= 63 */
+#define MINIVMM_DEBUG_EXIT_MAX   63      /* larger values -> MINIVMM_EXIT_DEBUG_RANGE */
 #define MINIVMM_PORT_BOOT_TIMER  0x508   /* out MINIVMM_BOOT_TIMER_UP: "I am up" (clear of QEMU fw_cfg 0x510, pvpanic 0x505) */
 #define MINIVMM_BOOT_TIMER_UP    123
 
-/* Exit statuses of the minivmm process (besides the debug-exit ones, which
- * are always odd). */
+/* Exit statuses of the minivmm process, and what minivmm_run() and
+ * minivmm_wait() return. Every status fits in 0..255 and means one thing:
+ *
+ *   status          meaning
+ *   0               the guest reset (i8042, reboot=k) or powered off (ACPI S5,
+ *                   KVM shutdown event), Ctrl-A x, minivmm_stop()
+ *   (v << 1) | 1    the guest wrote v, 0..63, to the debug-exit port: 1, 3, ... 127
+ *   2               bad flag, value or file: nothing ran
+ *   4               the guest crashed (triple fault, KVM internal error, failed entry)
+ *   6               the VMM itself failed while running
+ *   8               the guest wrote a value above 63 to the debug-exit port
+ *                   ("debug-exit value out of range")
+ *   128 + N         stopped by signal N: SIGHUP 129, SIGINT 130, SIGQUIT 131,
+ *                   SIGTERM 143 (a fatal crash of the VMM itself is the
+ *                   shell's 128 + N as well: SIGSEGV 139, SIGABRT 134) */
 #define MINIVMM_EXIT_OK          0       /* guest reset (i8042, reboot=k) or poweroff */
 #define MINIVMM_EXIT_USAGE       2       /* bad flag, value or file */
 #define MINIVMM_EXIT_GUEST_CRASH 4       /* triple fault, internal error, failed entry */
 #define MINIVMM_EXIT_HOST_ERROR  6       /* the VMM itself failed while running */
+#define MINIVMM_EXIT_DEBUG_RANGE 8       /* debug-exit value above MINIVMM_DEBUG_EXIT_MAX */
+#define MINIVMM_EXIT_SIGNAL_BASE 128     /* + N: stopped by signal N */
 
 /* Local APIC and IOAPIC, at their architectural addresses. */
 #define MINIVMM_LAPIC_BASE       0xfee00000UL

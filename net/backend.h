@@ -1,65 +1,133 @@
 /* Backends behind the data path: where a queue pair's frames come from and
- * go to. Both engines use a backend the same way: one fd per queue pair,
- * speaking virtio_net_hdr_v1-prefixed frames. */
+ * go to, speaking virtio_net_hdr_v1-prefixed frames.
+ *
+ * The VM creates the backend from its configuration (net_backend_create)
+ * and hands it to the virtio-net device, which never knows which kind it
+ * has. Each queue of a backend is a struct net_queue_io, which is all an
+ * engine (io_uring, epoll) sees of it:
+ *   - fd-style queues (a tap queue, a packet socket read with rx=recv): the
+ *     engine reads and writes `fd` itself, batched as it likes;
+ *   - ring-style queues (a TPACKET_V3 receive ring, an AF_XDP socket) work
+ *     shared-memory rings: they supply rx() and/or tx(), and `fd` is what to
+ *     wait on for readiness.
+ * So the engines contain no "if packet" or "if xdp": only "does this queue
+ * move its own frames". */
 #ifndef MINIVMM_NET_BACKEND_H
 #define MINIVMM_NET_BACKEND_H
 
 #include <net/if.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "base/error.h"
+#include "base/guest_mem.h"
 
 #define NET_BACKEND_MAX_QUEUES 16
+
+struct dp_queue;
+
+enum net_backend_kind {
+	NET_BACKEND_TAP,
+	NET_BACKEND_PACKET,
+	NET_BACKEND_XDP,
+};
+
+/* What the VM asks for (from --net or the embedding API). */
+struct net_backend_config {
+	enum net_backend_kind kind;
+	char ifname[IFNAMSIZ];     /* tap name ("" creates one) or host interface */
+	unsigned queues;
+	unsigned mtu;              /* the guest's: the interface must carry it */
+	/* packet */
+	unsigned fanout;           /* PACKET_FANOUT_* type */
+	bool rx_ring;              /* TPACKET_V3 ring (else readv per frame) */
+	bool qdisc_bypass;
+	/* xdp */
+	bool xdp_zero_copy;        /* ask for zero-copy binding (else copy mode) */
+	const struct guest_mem *mem;   /* AF_XDP: the UMEM is guest RAM */
+};
+
+/* One queue of a backend, as an engine sees it. Changed only while the
+ * queue's worker is stopped (open, reopen, steering). */
+struct net_queue_io {
+	int fd;                    /* -1: none (an inactive packet queue, a gone backend) */
+	/* Ring-style queues. rx: deliver what is ready to the guest; 1 stopped
+	 * for lack of guest buffers (resume on the RX kick), 0 nothing ready
+	 * (wait for fd to be readable), -1 the guest's ring broke. tx: send the
+	 * guest's frames; 0 drained (TX kicks enabled), 1 stopped with frames
+	 * left (e.g. the backend's ring is full: wait for fd to be writable or
+	 * come back soon), -1 broken. NULL: the engine uses readv/writev on fd. */
+	int (*rx)(struct net_queue_io *io, struct dp_queue *dp);
+	int (*tx)(struct net_queue_io *io, struct dp_queue *dp);
+	/* Called on the worker thread when it starts serving the queue (before
+	 * fd is used: start may create it) and when it stops (after the
+	 * engine's own I/O is drained). stop must leave nothing with the kernel
+	 * that could still touch guest memory (e.g. an AF_XDP fill ring: close
+	 * the socket) and give back, through dp, every guest buffer it holds.
+	 * Either may be NULL. */
+	int (*start)(struct net_queue_io *io, struct dp_queue *dp, struct vmm_err *err);
+	void (*stop)(struct net_queue_io *io, struct dp_queue *dp);
+	void *priv;                /* the backend's state for this queue */
+	/* A ring that may miss a wake-up (TPACKET_V3 signals readability before
+	 * the block is marked ours): after a wake-up with nothing ready, look
+	 * again this many times, rx_recheck_us apart; bound every wait for
+	 * readability by rx_poll_limit_us (0: unbounded). */
+	unsigned rx_rechecks;
+	unsigned rx_recheck_us;
+	unsigned rx_poll_limit_us;
+};
 
 struct net_backend;
 
 struct net_backend_ops {
-	const char *kind;   /* "tap", "packet" */
-	/* Open one fd per queue; ifname may be "" for "pick one". */
-	int (*open)(struct net_backend *b, struct vmm_err *err);
-	/* Offloads the guest takes in (TAP_OFFLOAD_* bits). */
+	const char *kind;   /* "tap", "packet", "xdp" */
+	/* Offloads the guest takes in (TAP_OFFLOAD_* bits of net/tap.h). */
 	int (*set_offload)(struct net_backend *b, unsigned offloads, struct vmm_err *err);
 	/* Steer traffic to this queue or away from it (VQ_PAIRS_SET). */
 	int (*set_queue_active)(struct net_backend *b, unsigned q, bool active, struct vmm_err *err);
-	void (*close)(struct net_backend *b);
 	/* The interface can vanish (ip link del) and come back. present: is it
-	 * there (and up, where that matters) now? reopen: close every queue's
-	 * fd and open them again on it; then the caller re-applies offloads and
-	 * steering. */
+	 * there (and up, where that matters) now? reopen: close every queue and
+	 * open them again on it; the caller re-applies offloads and steering. */
 	bool (*present)(struct net_backend *b);
 	int (*reopen)(struct net_backend *b, struct vmm_err *err);
+	/* Frames the backend dropped on queue q since the last call (packet
+	 * sockets: PACKET_STATISTICS); NULL if it cannot tell. */
+	unsigned long long (*take_drops)(struct net_backend *b, unsigned q);
+	void (*destroy)(struct net_backend *b);
 	/* set_queue_active replaces fds (packet sockets leave and rejoin their
 	 * fanout group), so workers must be stopped around it. */
 	bool restart_to_steer;
 };
 
-struct pkt_ring;
-
+/* Common to every backend; each embeds it first in its own struct. */
 struct net_backend {
 	const struct net_backend_ops *ops;
 	char ifname[IFNAMSIZ];
 	bool created;            /* we created the interface (it goes away with us) */
 	unsigned nr_queues;
-	int fd[NET_BACKEND_MAX_QUEUES];
 	/* What the backend can carry: the device offers no more than this. */
 	bool guest_gso;          /* GSO frames towards the guest (GUEST_TSO*) */
 	unsigned offloads;       /* last set_offload() */
-
-	/* packet backend */
-	unsigned mtu;            /* the guest's MTU: the interface must carry it */
-	unsigned fanout;         /* PACKET_FANOUT_* type */
-	int fanout_id;           /* the group the kernel gave us, -1 before the first join */
-	unsigned ifindex;        /* also the tap's, to tell a new one from the one that vanished */
-	bool rx_ring;            /* TPACKET_V3 ring (else readv per frame) */
-	bool qdisc_bypass;
-	struct pkt_ring *ring[NET_BACKEND_MAX_QUEUES];
+	struct net_queue_io io[NET_BACKEND_MAX_QUEUES];
 };
 
-extern const struct net_backend_ops tap_backend_ops;
-extern const struct net_backend_ops packet_backend_ops;
+/* Create and open the backend a configuration asks for. */
+int net_backend_create(const struct net_backend_config *cfg, struct net_backend **out,
+		       struct vmm_err *err);
 
-/* Drops the backend counted for queue q since the last call (packet
- * sockets: PACKET_STATISTICS); 0 for backends that cannot tell. */
+/* Close and free it (NULL is fine). */
+void net_backend_destroy(struct net_backend *b);
+
+/* Drops counted by the backend for queue q since the last call; 0 for
+ * backends that cannot tell. */
 unsigned long long net_backend_take_drops(struct net_backend *b, unsigned q);
+
+/* The kinds, for net_backend_create (tap.c, packet.c, xdp.c). */
+int tap_backend_create(const struct net_backend_config *cfg, struct net_backend **out,
+		       struct vmm_err *err);
+int packet_backend_create(const struct net_backend_config *cfg, struct net_backend **out,
+			  struct vmm_err *err);
+int xdp_backend_create(const struct net_backend_config *cfg, struct net_backend **out,
+		       struct vmm_err *err);
 
 #endif

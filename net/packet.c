@@ -137,35 +137,57 @@ int pkt_ring_consume(struct pkt_ring *r, struct dp_queue *dp)
 	}
 }
 
+/* As a queue's rx(): the engine calls it when the socket may have a block. */
+static int pkt_ring_rx(struct net_queue_io *io, struct dp_queue *dp)
+{
+	return pkt_ring_consume(io->priv, dp);
+}
+
 /* ---- sockets ----------------------------------------------------------- */
+
+struct packet_backend {
+	struct net_backend base;
+	unsigned mtu;               /* the guest's MTU: the interface must carry it */
+	unsigned fanout;            /* PACKET_FANOUT_* type */
+	int fanout_id;              /* the group the kernel gave us, -1 before the first join */
+	unsigned ifindex;
+	bool rx_ring;               /* TPACKET_V3 ring (else readv per frame) */
+	bool qdisc_bypass;
+	struct pkt_ring *ring[NET_BACKEND_MAX_QUEUES];
+};
+
+static struct packet_backend *pb_of(struct net_backend *b)
+{
+	return (struct packet_backend *)b;
+}
 
 static int setopt(int fd, int opt, int value)
 {
 	return setsockopt(fd, SOL_PACKET, opt, &value, sizeof(value));
 }
 
-static int packet_check_interface(struct net_backend *b, int fd, unsigned *ifindex,
-				  struct vmm_err *err)
+static int packet_check_interface(struct packet_backend *pb, int fd, struct vmm_err *err)
 {
-	*ifindex = if_nametoindex(b->ifname);
-	if (*ifindex == 0)
-		return vmm_err_set(err, ENODEV, "packet backend: no interface '%s'", b->ifname);
+	const char *name = pb->base.ifname;
+	pb->ifindex = if_nametoindex(name);
+	if (pb->ifindex == 0)
+		return vmm_err_set(err, ENODEV, "packet backend: no interface '%s'", name);
 	struct ifreq ifr;
 	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", b->ifname);
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", name);
 	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0 && !(ifr.ifr_flags & IFF_UP))
 		return vmm_err_set(err, ENETDOWN, "packet backend: interface '%s' is down (ip link set %s up)",
-				   b->ifname, b->ifname);
-	if (ioctl(fd, SIOCGIFMTU, &ifr) == 0 && (unsigned)ifr.ifr_mtu < b->mtu)
+				   name, name);
+	if (ioctl(fd, SIOCGIFMTU, &ifr) == 0 && (unsigned)ifr.ifr_mtu < pb->mtu)
 		return vmm_err_set(err, EINVAL,
 				   "packet backend: interface '%s' has MTU %d, smaller than the guest's %u (lower --net mtu=)",
-				   b->ifname, ifr.ifr_mtu, b->mtu);
+				   name, ifr.ifr_mtu, pb->mtu);
 	return 0;
 }
 
-static int packet_setup_ring(struct net_backend *b, unsigned q, struct vmm_err *err)
+static int packet_setup_ring(struct packet_backend *pb, unsigned q, struct vmm_err *err)
 {
-	int fd = b->fd[q];
+	int fd = pb->base.io[q].fd;
 	struct tpacket_req3 req = {
 		.tp_block_size = RING_BLOCK_SIZE, .tp_block_nr = RING_BLOCKS,
 		.tp_frame_size = RING_FRAME_SIZE,
@@ -187,8 +209,18 @@ static int packet_setup_ring(struct net_backend *b, unsigned q, struct vmm_err *
 		free(r);
 		return vmm_err_sys(err, e, "packet backend: mmap of the receive ring");
 	}
-	r->guest_csum = b->offloads & 1;
-	b->ring[q] = r;
+	r->guest_csum = pb->base.offloads & 1;
+	pb->ring[q] = r;
+	/* The ring is read in place; the socket is only waited on. A block is
+	 * handed over by a timer too (RING_RETIRE_MS), and readability can be
+	 * signalled before the block is marked ours: look again a few times,
+	 * and never wait longer than 10 ms for a wake-up. */
+	struct net_queue_io *io = &pb->base.io[q];
+	io->rx = pkt_ring_rx;
+	io->priv = r;
+	io->rx_rechecks = 4;
+	io->rx_recheck_us = RING_RETIRE_MS * 1000;
+	io->rx_poll_limit_us = 10000;
 	return 0;
 }
 
@@ -198,40 +230,39 @@ static int packet_setup_ring(struct net_backend *b, unsigned q, struct vmm_err *
  * one process (two VMs, or two --net on one interface) in the same group,
  * mixing their traffic. The group outlives a member leaving (VQ_PAIRS_SET)
  * as long as one remains, and queue 0 always does. */
-static int packet_join_fanout(struct net_backend *b, int fd, struct vmm_err *err)
+static int packet_join_fanout(struct packet_backend *pb, int fd, struct vmm_err *err)
 {
-	if (b->fanout_id < 0) {
-		int arg = (int)(((unsigned)b->fanout | PACKET_FANOUT_FLAG_UNIQUEID) << 16);
+	if (pb->fanout_id < 0) {
+		int arg = (int)((pb->fanout | PACKET_FANOUT_FLAG_UNIQUEID) << 16);
 		if (setopt(fd, PACKET_FANOUT, arg) < 0)
 			return vmm_err_sys(err, errno, "packet backend: PACKET_FANOUT with a unique id");
 		int val = 0;
 		socklen_t len = sizeof(val);
 		if (getsockopt(fd, SOL_PACKET, PACKET_FANOUT, &val, &len) < 0)
 			return vmm_err_sys(err, errno, "packet backend: reading the fanout group id");
-		b->fanout_id = val & 0xffff;
+		pb->fanout_id = val & 0xffff;
 		return 0;
 	}
-	if (setopt(fd, PACKET_FANOUT, b->fanout_id | ((int)b->fanout << 16)) < 0)
-		return vmm_err_sys(err, errno, "packet backend: joining fanout group %d", b->fanout_id);
+	if (setopt(fd, PACKET_FANOUT, pb->fanout_id | ((int)pb->fanout << 16)) < 0)
+		return vmm_err_sys(err, errno, "packet backend: joining fanout group %d", pb->fanout_id);
 	return 0;
 }
 
 /* Every queue's socket: vnet headers, ring, bound, in the fanout group. */
-static int packet_open_queue(struct net_backend *b, unsigned q, unsigned ifindex,
-			     struct vmm_err *err)
+static int packet_open_queue(struct packet_backend *pb, unsigned q, struct vmm_err *err)
 {
-	int fd = b->fd[q];
+	int fd = pb->base.io[q].fd;
 	if (setopt(fd, PACKET_VNET_HDR, 1) < 0)
 		return vmm_err_sys(err, errno, "packet backend: PACKET_VNET_HDR");
 	if (setopt(fd, PACKET_VNET_HDR_SZ, VNET_HDR_LEN) < 0)
 		return vmm_err_sys(err, errno, "packet backend: 12-byte vnet headers need Linux 6.2 or later (PACKET_VNET_HDR_SZ)");
-	if (b->qdisc_bypass && setopt(fd, PACKET_QDISC_BYPASS, 1) < 0)
+	if (pb->qdisc_bypass && setopt(fd, PACKET_QDISC_BYPASS, 1) < 0)
 		return vmm_err_sys(err, errno, "packet backend: PACKET_QDISC_BYPASS");
 	/* The guest must not see its own transmissions. */
 	if (setopt(fd, PACKET_IGNORE_OUTGOING, 1) < 0)
 		return vmm_err_sys(err, errno, "packet backend: PACKET_IGNORE_OUTGOING");
-	if (b->rx_ring) {
-		int rc = packet_setup_ring(b, q, err);
+	if (pb->rx_ring) {
+		int rc = packet_setup_ring(pb, q, err);
 		if (rc)
 			return rc;
 	} else {
@@ -242,40 +273,41 @@ static int packet_open_queue(struct net_backend *b, unsigned q, unsigned ifindex
 			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
 	}
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL),
-				   .sll_ifindex = (int)ifindex };
+				   .sll_ifindex = (int)pb->ifindex };
 	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0)
-		return vmm_err_sys(err, errno, "packet backend: bind to '%s'", b->ifname);
+		return vmm_err_sys(err, errno, "packet backend: bind to '%s'", pb->base.ifname);
 	/* Promiscuous while the socket lives: the guest has its own MAC. */
-	struct packet_mreq mr = { .mr_ifindex = (int)ifindex, .mr_type = PACKET_MR_PROMISC };
+	struct packet_mreq mr = { .mr_ifindex = (int)pb->ifindex, .mr_type = PACKET_MR_PROMISC };
 	if (setsockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof(mr)) < 0)
-		return vmm_err_sys(err, errno, "packet backend: promiscuous mode on '%s'", b->ifname);
-	if (b->nr_queues > 1)
-		return packet_join_fanout(b, fd, err);
+		return vmm_err_sys(err, errno, "packet backend: promiscuous mode on '%s'", pb->base.ifname);
+	if (pb->base.nr_queues > 1)
+		return packet_join_fanout(pb, fd, err);
 	return 0;
 }
 
-static void packet_close_queue(struct net_backend *b, unsigned q)
+static void packet_close_queue(struct packet_backend *pb, unsigned q)
 {
-	if (b->ring[q]) {
-		munmap(b->ring[q]->map, b->ring[q]->map_len);
-		free(b->ring[q]);
-		b->ring[q] = NULL;
+	if (pb->ring[q]) {
+		munmap(pb->ring[q]->map, pb->ring[q]->map_len);
+		free(pb->ring[q]);
+		pb->ring[q] = NULL;
 	}
-	if (b->fd[q] >= 0)
-		close(b->fd[q]);
-	b->fd[q] = -1;
+	if (pb->base.io[q].fd >= 0)
+		close(pb->base.io[q].fd);
+	pb->base.io[q] = (struct net_queue_io){ .fd = -1 };
 }
 
-static void packet_close(struct net_backend *b)
+static void packet_close(struct packet_backend *pb)
 {
-	for (unsigned q = 0; q < b->nr_queues; q++)
-		packet_close_queue(b, q);
+	for (unsigned q = 0; q < pb->base.nr_queues; q++)
+		packet_close_queue(pb, q);
 }
 
-static int packet_socket(struct net_backend *b, unsigned q, struct vmm_err *err)
+static int packet_socket(struct packet_backend *pb, unsigned q, struct vmm_err *err)
 {
-	b->fd[q] = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
-	if (b->fd[q] < 0) {
+	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
+	pb->base.io[q] = (struct net_queue_io){ .fd = fd };
+	if (fd < 0) {
 		int e = errno;
 		return e == EPERM || e == EACCES
 			? vmm_err_set(err, e, "packet backend: raw sockets need CAP_NET_RAW")
@@ -284,62 +316,64 @@ static int packet_socket(struct net_backend *b, unsigned q, struct vmm_err *err)
 	return 0;
 }
 
-static int packet_open(struct net_backend *b, struct vmm_err *err)
+static int packet_open(struct packet_backend *pb, struct vmm_err *err)
 {
-	for (unsigned q = 0; q < b->nr_queues; q++)
-		b->fd[q] = -1;
-	b->fanout_id = -1;   /* a new group on (re)open: the old one left with its sockets */
+	for (unsigned q = 0; q < pb->base.nr_queues; q++)
+		pb->base.io[q] = (struct net_queue_io){ .fd = -1 };
+	pb->fanout_id = -1;   /* a new group on (re)open: the old one left with its sockets */
 	int rc = 0;
-	for (unsigned q = 0; q < b->nr_queues && rc == 0; q++) {
-		rc = packet_socket(b, q, err);
+	for (unsigned q = 0; q < pb->base.nr_queues && rc == 0; q++) {
+		rc = packet_socket(pb, q, err);
 		if (rc == 0 && q == 0)
-			rc = packet_check_interface(b, b->fd[0], &b->ifindex, err);
+			rc = packet_check_interface(pb, pb->base.io[0].fd, err);
 		if (rc == 0)
-			rc = packet_open_queue(b, q, b->ifindex, err);
+			rc = packet_open_queue(pb, q, err);
 	}
 	if (rc)
-		packet_close(b);
+		packet_close(pb);
 	/* TPACKET_V3 frames may fill a block (128 KiB) and recv reads into
 	 * guest chains: a 64 KiB GSO frame fits either way. */
-	b->guest_gso = true;
+	pb->base.guest_gso = true;
 	return rc;
 }
 
 static int packet_set_offload(struct net_backend *b, unsigned offloads, struct vmm_err *err)
 {
 	(void)err;
+	struct packet_backend *pb = pb_of(b);
 	/* Checksums: frames the guest cannot finish are completed in
 	 * pkt_ring_consume (rx=ring) — see ring->guest_csum. */
 	b->offloads = offloads;
 	for (unsigned q = 0; q < b->nr_queues; q++)
-		if (b->ring[q])
-			b->ring[q]->guest_csum = offloads & 1;
+		if (pb->ring[q])
+			pb->ring[q]->guest_csum = offloads & 1;
 	return 0;
 }
 
 static int packet_set_queue_active(struct net_backend *b, unsigned q, bool active,
 				   struct vmm_err *err)
 {
+	struct packet_backend *pb = pb_of(b);
 	/* A fanout group cannot skip a member: an inactive queue's socket
 	 * leaves the group (closed) so the kernel spreads over the rest, and
 	 * joins again when the queue is activated. */
 	if (b->nr_queues < 2)
 		return 0;
 	if (!active) {
-		packet_close_queue(b, q);
+		packet_close_queue(pb, q);
 		return 0;
 	}
 	/* Queue 0 never leaves (it keeps the group); if its socket is gone so
 	 * is the interface, and the link thread reopens every queue. Only the
 	 * control and link threads open sockets (vmm/seccomp.c): this runs on
 	 * a vCPU thread at DRIVER_OK and reset, always for queue 0 alone. */
-	if (b->fd[q] >= 0 || q == 0)
+	if (b->io[q].fd >= 0 || q == 0)
 		return 0;
-	int rc = packet_socket(b, q, err);
+	int rc = packet_socket(pb, q, err);
 	if (rc == 0)
-		rc = packet_open_queue(b, q, b->ifindex, err);
+		rc = packet_open_queue(pb, q, err);
 	if (rc)
-		packet_close_queue(b, q);
+		packet_close_queue(pb, q);
 	return rc;
 }
 
@@ -363,29 +397,60 @@ static bool packet_present(struct net_backend *b)
 /* New sockets on the interface that came back (its index may differ). */
 static int packet_reopen(struct net_backend *b, struct vmm_err *err)
 {
-	packet_close(b);
-	return packet_open(b, err);
+	struct packet_backend *pb = pb_of(b);
+	packet_close(pb);
+	return packet_open(pb, err);
 }
 
-const struct net_backend_ops packet_backend_ops = {
-	.kind = "packet",
-	.open = packet_open,
-	.set_offload = packet_set_offload,
-	.set_queue_active = packet_set_queue_active,
-	.close = packet_close,
-	.present = packet_present,
-	.reopen = packet_reopen,
-	.restart_to_steer = true,
-};
-
-unsigned long long net_backend_take_drops(struct net_backend *b, unsigned q)
+static unsigned long long packet_take_drops(struct net_backend *b, unsigned q)
 {
-	if (b->ops != &packet_backend_ops || q >= b->nr_queues || b->fd[q] < 0)
+	if (b->io[q].fd < 0)
 		return 0;
 	struct tpacket_stats_v3 st;
 	socklen_t len = sizeof(st);
 	memset(&st, 0, sizeof(st));
-	if (getsockopt(b->fd[q], SOL_PACKET, PACKET_STATISTICS, &st, &len) < 0)
+	if (getsockopt(b->io[q].fd, SOL_PACKET, PACKET_STATISTICS, &st, &len) < 0)
 		return 0;
 	return st.tp_drops;   /* reading resets the kernel's counters */
+}
+
+static void packet_destroy(struct net_backend *b)
+{
+	packet_close(pb_of(b));
+	free(b);
+}
+
+static const struct net_backend_ops packet_backend_ops = {
+	.kind = "packet",
+	.set_offload = packet_set_offload,
+	.set_queue_active = packet_set_queue_active,
+	.present = packet_present,
+	.reopen = packet_reopen,
+	.take_drops = packet_take_drops,
+	.destroy = packet_destroy,
+	.restart_to_steer = true,
+};
+
+int packet_backend_create(const struct net_backend_config *cfg, struct net_backend **out,
+			  struct vmm_err *err)
+{
+	if (!cfg->ifname[0])
+		return vmm_err_set(err, EINVAL, "packet backend: the host interface is required (packet=IFACE)");
+	struct packet_backend *pb = calloc(1, sizeof(*pb));
+	if (!pb)
+		return vmm_err_set(err, ENOMEM, "out of memory for a packet backend");
+	pb->base.ops = &packet_backend_ops;
+	pb->base.nr_queues = cfg->queues;
+	snprintf(pb->base.ifname, sizeof(pb->base.ifname), "%s", cfg->ifname);
+	pb->mtu = cfg->mtu;
+	pb->fanout = cfg->fanout;
+	pb->rx_ring = cfg->rx_ring;
+	pb->qdisc_bypass = cfg->qdisc_bypass;
+	int rc = packet_open(pb, err);
+	if (rc) {
+		free(pb);
+		return rc;
+	}
+	*out = &pb->base;
+	return 0;
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "base/guest_chain.h"
+#include "net/backend.h"
 
 /* How the data path works a guest ring (a virtqueue, device side). */
 struct net_ring_ops {
@@ -26,7 +27,6 @@ struct net_ring_ops {
 };
 
 struct dp_queue;
-struct pkt_ring;
 
 struct net_ring {
 	void *ring;
@@ -69,13 +69,12 @@ struct net_queue_pair {
 	unsigned index;
 	struct net_ring rx, tx;
 	const struct net_guest *guest;
-	int fd;                    /* backend fd for this pair */
+	struct net_queue_io *io;   /* the backend's queue (fd, or its own rx/tx) */
 	uint32_t vnet_hdr_len;     /* 12: struct virtio_net_hdr_v1, both directions */
 	uint32_t rx_frame_max;     /* header + largest frame the backend may deliver */
 	bool mrg_rxbuf;            /* a frame may span several RX chains */
 	bool guest_gso;            /* the guest takes GSO frames (GUEST_TSO*) */
 	bool guest_tso4, guest_tso6, guest_ecn;   /* which ones (GUEST_TSO4/6, GUEST_ECN) */
-	struct pkt_ring *rx_ring;  /* packet backend, rx=ring: frames come from here */
 	struct dp_queue *dp;       /* data-path state, kept across worker restarts */
 	uint16_t rx_ring_size;     /* chains the guest can post at most */
 	bool active;               /* carries traffic (VQ_PAIRS_SET); atomic */

@@ -31,6 +31,16 @@ static long tap_existing_flags(const char *name)
 	return flags;
 }
 
+struct tap_backend {
+	struct net_backend base;
+	unsigned ifindex;   /* of the tap we attached to, to tell a new one from it */
+};
+
+static struct tap_backend *tb_of(struct net_backend *b)
+{
+	return (struct tap_backend *)b;
+}
+
 /* The interface's index from sysfs; -1 if there is no such interface. */
 static long tap_sysfs_ifindex(const char *name)
 {
@@ -153,12 +163,14 @@ unsigned tap_offloads_from_features(unsigned long long f)
 
 /* ---- as a backend -------------------------------------------------------- */
 
+/* A tap has nothing beyond the common part: one fd-style queue per pair. */
+
 static void tap_backend_close(struct net_backend *b)
 {
 	for (unsigned q = 0; q < b->nr_queues; q++) {
-		if (b->fd[q] >= 0)
-			close(b->fd[q]);
-		b->fd[q] = -1;
+		if (b->io[q].fd >= 0)
+			close(b->io[q].fd);
+		b->io[q] = (struct net_queue_io){ .fd = -1 };
 	}
 }
 
@@ -202,7 +214,7 @@ static int tap_backend_open(struct net_backend *b, struct vmm_err *err)
 		existed = access(path, F_OK) == 0;
 	}
 	for (unsigned q = 0; q < b->nr_queues; q++)
-		b->fd[q] = -1;
+		b->io[q] = (struct net_queue_io){ .fd = -1 };
 	for (unsigned q = 0; q < b->nr_queues; q++) {
 		/* The first open names the tap; the others join it. */
 		int fd = tap_open_queue(b->ifname, multi, b->ifname, err);
@@ -210,7 +222,7 @@ static int tap_backend_open(struct net_backend *b, struct vmm_err *err)
 			tap_backend_close(b);
 			return fd;
 		}
-		b->fd[q] = fd;
+		b->io[q].fd = fd;
 	}
 	int rc = multi ? tap_check_not_shared(b, err) : 0;
 	if (rc) {
@@ -220,14 +232,15 @@ static int tap_backend_open(struct net_backend *b, struct vmm_err *err)
 	b->created = !existed;
 	b->guest_gso = true;
 	long index = tap_sysfs_ifindex(b->ifname);
-	b->ifindex = index > 0 ? (unsigned)index : 0;
+	tb_of(b)->ifindex = index > 0 ? (unsigned)index : 0;
 	return 0;
 }
 
 static int tap_backend_set_offload(struct net_backend *b, unsigned offloads, struct vmm_err *err)
 {
 	/* One setting for the whole interface; any queue's fd will do. */
-	return tap_set_offload(b->fd[0], offloads, err);
+	b->offloads = offloads;
+	return tap_set_offload(b->io[0].fd, offloads, err);
 }
 
 static int tap_backend_set_queue_active(struct net_backend *b, unsigned q, bool active,
@@ -235,7 +248,7 @@ static int tap_backend_set_queue_active(struct net_backend *b, unsigned q, bool 
 {
 	if (b->nr_queues < 2)
 		return 0;   /* a single-queue tap cannot detach its only queue */
-	int rc = tap_set_queue_attached(b->fd[q], active, err);
+	int rc = tap_set_queue_attached(b->io[q].fd, active, err);
 	/* Attaching an attached queue (or detaching a detached one) is EINVAL. */
 	if (rc == -EINVAL)
 		rc = 0;
@@ -249,8 +262,9 @@ static int tap_backend_set_queue_active(struct net_backend *b, unsigned q, bool 
  * then failed with EBUSY). */
 static bool tap_backend_present(struct net_backend *b)
 {
+	unsigned lost = tb_of(b)->ifindex;
 	long index = tap_sysfs_ifindex(b->ifname);
-	return index > 0 && (b->ifindex == 0 || (unsigned)index != b->ifindex);
+	return index > 0 && (lost == 0 || (unsigned)index != lost);
 }
 
 /* Attach to the tap again by name. It exists (present said so): a tap of the
@@ -263,12 +277,36 @@ static int tap_backend_reopen(struct net_backend *b, struct vmm_err *err)
 	return rc;
 }
 
-const struct net_backend_ops tap_backend_ops = {
+static void tap_backend_destroy(struct net_backend *b)
+{
+	tap_backend_close(b);
+	free(b);
+}
+
+static const struct net_backend_ops tap_backend_ops = {
 	.kind = "tap",
-	.open = tap_backend_open,
 	.set_offload = tap_backend_set_offload,
 	.set_queue_active = tap_backend_set_queue_active,
-	.close = tap_backend_close,
 	.present = tap_backend_present,
 	.reopen = tap_backend_reopen,
+	.destroy = tap_backend_destroy,
 };
+
+int tap_backend_create(const struct net_backend_config *cfg, struct net_backend **out,
+		       struct vmm_err *err)
+{
+	struct tap_backend *tb = calloc(1, sizeof(*tb));
+	if (!tb)
+		return vmm_err_set(err, ENOMEM, "out of memory for a tap backend");
+	struct net_backend *b = &tb->base;
+	b->ops = &tap_backend_ops;
+	b->nr_queues = cfg->queues;
+	snprintf(b->ifname, sizeof(b->ifname), "%s", cfg->ifname);
+	int rc = tap_backend_open(b, err);
+	if (rc) {
+		free(b);
+		return rc;
+	}
+	*out = b;
+	return 0;
+}

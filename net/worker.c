@@ -12,11 +12,37 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The backend's per-queue start/stop hooks, on this thread, around the loop. */
+static int net_worker_start_queues(struct net_worker *w)
+{
+	for (unsigned i = 0; i < w->nr_qps; i++) {
+		struct net_queue_io *io = w->qp[i]->io;
+		struct vmm_err err = { 0 };
+		if (io->start && io->start(io, w->qp[i]->dp, &err) < 0) {
+			snprintf(w->error, sizeof(w->error), "queue pair %u: %s", w->qp[i]->index, err.msg);
+			w->nr_started = i;
+			return -err.code;
+		}
+	}
+	w->nr_started = w->nr_qps;
+	return 0;
+}
+
+static void net_worker_stop_queues(struct net_worker *w)
+{
+	for (unsigned i = 0; i < w->nr_started; i++) {
+		struct net_queue_io *io = w->qp[i]->io;
+		if (io->stop)
+			io->stop(io, w->qp[i]->dp);
+	}
+	net_worker_flush(w);   /* buffers the backend gave back go to the guest */
+}
+
 /* A loop that ended on its own, or left I/O in flight, leaves its queue pairs
  * dead: the device is told (it logs and reports NEEDS_RESET to the guest). */
 static void net_worker_report_end(struct net_worker *w, int rc)
 {
-	char why[256];
+	char why[700];
 	if (rc < 0)
 		snprintf(why, sizeof(why), "queue worker %s stopped: %s", w->cfg.name,
 			 w->error[0] ? w->error : strerror(-rc));
@@ -34,7 +60,10 @@ static void *net_worker_main(void *arg)
 	struct net_worker *w = arg;
 	pthread_setname_np(pthread_self(), w->cfg.name);
 	__atomic_store_n(&w->tid, (int)gettid(), __ATOMIC_RELEASE);
-	int rc = w->cfg.engine == NET_ENGINE_EPOLL ? net_worker_run_epoll(w) : net_worker_run_uring(w);
+	int rc = net_worker_start_queues(w);
+	if (rc == 0)
+		rc = w->cfg.engine == NET_ENGINE_EPOLL ? net_worker_run_epoll(w) : net_worker_run_uring(w);
+	net_worker_stop_queues(w);
 	net_worker_report_end(w, rc);
 	/* Keep the thread's totals: /proc forgets it once it is joined. */
 	struct rusage ru;

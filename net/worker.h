@@ -20,19 +20,35 @@ enum net_engine {
 	NET_ENGINE_EPOLL,
 };
 
+/* poll_us = NET_POLL_AUTO: adapt the busy-poll window to how work arrives. */
+#define NET_POLL_AUTO (~0u)
+
+/* io_uring resources, each one asked for and used if the kernel has it
+ * (probed when the worker starts; what it lacks is left out, with one log
+ * line): fixed files for the backend and eventfds; a single issuer that
+ * runs completion work only when it waits (DEFER_TASKRUN); guest RAM
+ * registered as fixed buffers (pins all of it: off unless asked). */
+struct net_uring_config {
+	bool no_fixed_files;
+	bool no_defer_taskrun;
+	bool fixed_buffers;
+	const struct guest_mem *mem;   /* for fixed_buffers */
+};
+
 struct net_worker_config {
 	enum net_engine engine;
-	unsigned poll_us;      /* busy-poll this long before blocking (0: never) */
+	unsigned poll_us;      /* busy-poll this long before blocking (0: never; NET_POLL_AUTO) */
+	struct net_uring_config uring;
 	int cpu;               /* pin to this host CPU, -1 for no pinning */
 	/* With cpu < 0: the CPUs the VMM process was started with. Workers are
 	 * created from a vCPU thread (at DRIVER_OK), which may be pinned; they
 	 * must not inherit that. */
 	cpu_set_t unpinned;
 	char name[16];         /* thread name, e.g. "net0-q3" */
-	/* The worker confines itself (CONFINE_NET_WORKER) once its ring or
-	 * epoll set is made; it is started through the spawner, since its
-	 * creator (a vCPU, the control or link thread) is confined. NULL:
-	 * neither (unit tests). */
+	/* The worker confines itself (CONFINE_NET_WORKER) once set up: its
+	 * queues started (the backend's start hooks), its ring or epoll set
+	 * made. It is started through the spawner, since its creator (a vCPU,
+	 * the control or link thread) is confined. NULL: neither (unit tests). */
 	const struct confine *confine;
 	struct spawner *spawner;
 };
@@ -51,8 +67,11 @@ struct net_worker {
 	struct net_worker_usage_final {
 		uint64_t cpu_ns, voluntary_switches, involuntary_switches;
 	} final_usage;
-	char error[160];        /* why the loop ended early, if it did */
+	char error[600];        /* why the loop ended early, if it did */
 	unsigned left_in_flight;  /* I/O operations the engine could not drain at stop */
+	unsigned nr_started;      /* queues whose backend start hook ran */
+	char uring_features[96];  /* what the io_uring engine got from the kernel, */
+	bool uring_features_ready;   /* once this is set (atomic) */
 };
 
 /* Start a worker thread serving `qps`. */
@@ -76,10 +95,14 @@ void net_worker_usage(const struct net_worker *w, struct net_worker_usage *u);
  * at start-up, not a worker that dies at DRIVER_OK. */
 int net_uring_probe(struct vmm_err *err);
 
+/* "taskrun=defer fixed-files=on ...": what a running io_uring worker got. */
+void net_uring_describe(const struct net_worker *w, char *buf, size_t size);
+
 /* Limit a ring made with IORING_SETUP_R_DISABLED to the operations the
- * engine submits (read, readv, writev, poll, timeouts, cancel; no register
- * call at all) and enable it. seccomp never sees what a ring does, so this is
- * what keeps a worker's ring from opening files or sockets. 0 or -errno. */
+ * engine submits (reads and writes, plain and fixed, polls, timeouts,
+ * cancel; the link and fixed-file flags; no register call once enabled) and
+ * enable it. seccomp never sees what a ring does, so this is what keeps a
+ * worker's ring from opening files or sockets. 0 or -errno. */
 struct io_uring;
 int net_uring_restrict(struct io_uring *ring);
 

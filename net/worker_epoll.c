@@ -2,8 +2,7 @@
  * Same data path (datapath.c), plain system calls: readv/writev per frame on
  * a non-blocking backend fd, epoll for kicks and backend readiness. */
 #include "net/worker.h"
-
-#include "net/packet.h"
+#include "net/worker_poll.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,10 +37,11 @@ static int ep_add(struct epoll_loop *l, int fd, uint32_t events, uint64_t tag)
  * would wake the loop forever. */
 static void ep_poll_backend(struct epoll_loop *l, unsigned i, bool on)
 {
-	if (l->backend_polled[i] == on || l->w->qp[i]->fd < 0)
+	int fd = l->w->qp[i]->io->fd;
+	if (l->backend_polled[i] == on || fd < 0)
 		return;
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ev_pack(EV_BACKEND, i) };
-	epoll_ctl(l->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, l->w->qp[i]->fd, &ev);
+	epoll_ctl(l->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, fd, &ev);
 	l->backend_polled[i] = on;
 }
 
@@ -55,9 +55,14 @@ static void ep_backend_error(struct epoll_loop *l, unsigned i, int err)
 static void ep_tx(struct epoll_loop *l, unsigned i)
 {
 	struct dp_queue *dp = l->w->qp[i]->dp;
+	struct net_queue_io *io = l->w->qp[i]->io;
+	if (io->tx) {
+		io->tx(io, dp);   /* the backend's own ring */
+		return;
+	}
 	struct guest_chain c;
 	while (!dp->backend_gone && dp_tx_pop(dp, &c) > 0) {
-		ssize_t n = writev(dp->qp->fd, c.iov, c.nr_readable);
+		ssize_t n = writev(io->fd, c.iov, c.nr_readable);
 		int e = errno;
 		dp_tx_complete(dp, &c, n < 0 ? -e : n);
 		if (n < 0)
@@ -68,9 +73,10 @@ static void ep_tx(struct epoll_loop *l, unsigned i)
 static void ep_rx(struct epoll_loop *l, unsigned i)
 {
 	struct dp_queue *dp = l->w->qp[i]->dp;
-	if (l->w->qp[i]->rx_ring) {
-		/* Ring empty: wait for readability; no guest buffers: for the kick. */
-		ep_poll_backend(l, i, pkt_ring_consume(l->w->qp[i]->rx_ring, dp) == 0);
+	struct net_queue_io *io = l->w->qp[i]->io;
+	if (io->rx) {
+		/* Nothing ready: wait for readability; no guest buffers: for the kick. */
+		ep_poll_backend(l, i, io->rx(io, dp) == 0);
 		return;
 	}
 	struct dp_read r;
@@ -80,7 +86,7 @@ static void ep_rx(struct epoll_loop *l, unsigned i)
 			ep_poll_backend(l, i, false);
 			return;
 		}
-		ssize_t n = readv(dp->qp->fd, r.iov, (int)r.nr_iov);
+		ssize_t n = readv(io->fd, r.iov, (int)r.nr_iov);
 		int e = errno;
 		dp_rx_complete(dp, &r, n < 0 ? -e : n);
 		if (n < 0) {
@@ -121,7 +127,7 @@ static void ep_handle(struct epoll_loop *l, const struct epoll_event *ev)
 		/* ep_rx reads on the next pass; an error condition is asked
 		 * about now (a ring-mode packet socket is never read). */
 		if (ev->events & (EPOLLERR | EPOLLHUP)) {
-			int e = net_worker_fd_error(l->w->qp[i]->fd);
+			int e = net_worker_fd_error(l->w->qp[i]->io->fd);
 			if (e && !dp_backend_failed(l->w->qp[i]->dp, e))
 				dp_log(l->w->qp[i]->dp, "backend error: %s", strerror(e));
 			if (l->w->qp[i]->dp->backend_gone)
@@ -142,8 +148,8 @@ static int ep_setup(struct epoll_loop *l, struct net_worker *w)
 		return -errno;
 	for (unsigned i = 0; i < w->nr_qps; i++) {
 		struct net_queue_pair *qp = w->qp[i];
-		if (qp->fd >= 0)
-			fcntl(qp->fd, F_SETFL, fcntl(qp->fd, F_GETFL) | O_NONBLOCK);
+		if (qp->io->fd >= 0)
+			fcntl(qp->io->fd, F_SETFL, fcntl(qp->io->fd, F_GETFL) | O_NONBLOCK);
 		if (ep_add(l, qp->rx.kick_fd, EPOLLIN, ev_pack(EV_RX_KICK, i)) < 0 ||
 		    ep_add(l, qp->tx.kick_fd, EPOLLIN, ev_pack(EV_TX_KICK, i)) < 0)
 			return -errno;
@@ -153,16 +159,49 @@ static int ep_setup(struct epoll_loop *l, struct net_worker *w)
 	return 0;
 }
 
-static int ep_timeout_ms(const struct net_worker *w)
+/* How long epoll_wait may block: forever, unless a ring queue that may
+ * miss a wake-up is being waited on (then its bound). */
+static int ep_timeout_ms(const struct epoll_loop *l)
 {
-	return w->cfg.poll_us ? 0 : -1;
+	int ms = -1;
+	for (unsigned i = 0; i < l->w->nr_qps; i++) {
+		const struct net_queue_io *io = l->w->qp[i]->io;
+		if (l->backend_polled[i] && io->rx && io->rx_poll_limit_us) {
+			int t = (int)((io->rx_poll_limit_us + 999) / 1000);
+			if (ms < 0 || t < ms)
+				ms = t;
+		}
+	}
+	return ms;
 }
 
-static uint64_t now_us(void)
+static uint64_t ep_progress(const struct net_worker *w)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000ull + (uint64_t)ts.tv_nsec / 1000;
+	uint64_t p = 0;
+	for (unsigned i = 0; i < w->nr_qps; i++) {
+		const struct net_queue_stats *s = &w->qp[i]->stats;
+		p += s->rx_frames + s->tx_frames + s->tx_dropped + s->rx_dropped;
+	}
+	return p;
+}
+
+/* Busy-poll: epoll_wait without blocking, and the guest's TX rings, until
+ * something comes or the window closes. Returns the events found. */
+static int ep_spin(struct epoll_loop *l, struct net_poll_window *pw, struct epoll_event *ev, int max)
+{
+	uint64_t until = net_poll_window_start(pw);
+	int n = 0;
+	bool found = false;
+	while (!found && net_poll_now_ns() < until) {
+		n = epoll_wait(l->epfd, ev, max, 0);
+		found = n != 0;
+		for (unsigned i = 0; !found && i < l->w->nr_qps; i++) {
+			struct net_queue_pair *qp = l->w->qp[i];
+			found = net_qp_active(qp) && qp->guest->ops->pending(qp->tx.ring);
+		}
+	}
+	net_poll_window_end(pw, found);
+	return n < 0 ? 0 : n;
 }
 
 int net_worker_run_epoll(struct net_worker *w)
@@ -175,11 +214,15 @@ int net_worker_run_epoll(struct net_worker *w)
 			close(l.epfd);
 		return rc;
 	}
+	struct net_poll_window pw;
+	net_poll_window_init(&pw, w->cfg.poll_us);
+	/* Set up; from here on the guest's rings drive this thread. */
 	rc = net_worker_confine(w);
 	if (rc < 0)
 		l.stopping = true;
-	uint64_t idle_since = now_us();
+	uint64_t slept_ns = UINT64_MAX;
 	while (!l.stopping) {
+		uint64_t before = ep_progress(w);
 		for (unsigned i = 0; i < w->nr_qps; i++) {
 			if (!net_qp_active(w->qp[i])) {
 				ep_poll_backend(&l, i, false);
@@ -193,19 +236,22 @@ int net_worker_run_epoll(struct net_worker *w)
 			ep_rx(&l, i);
 		}
 		net_worker_flush(w);
+		bool worked = ep_progress(w) != before;
+		net_poll_window_slept(&pw, slept_ns, worked);
+		net_poll_window_note(&pw, worked);
 		struct epoll_event ev[16];
-		/* Busy-poll for poll_us after the last event, then block. */
-		int timeout = ep_timeout_ms(w);
-		if (timeout == 0 && now_us() - idle_since > w->cfg.poll_us)
-			timeout = -1;
-		int n = epoll_wait(l.epfd, ev, 16, timeout);
+		int n = net_poll_window_wanted(&pw) ? ep_spin(&l, &pw, ev, 16) : 0;
+		slept_ns = UINT64_MAX;
+		if (n == 0) {
+			uint64_t t0 = net_poll_now_ns();
+			n = epoll_wait(l.epfd, ev, 16, ep_timeout_ms(&l));
+			slept_ns = net_poll_now_ns() - t0;
+		}
 		if (n < 0 && errno != EINTR) {
 			snprintf(w->error, sizeof(w->error), "epoll_wait: %s", strerror(errno));
 			rc = -errno;
 			break;
 		}
-		if (n > 0)
-			idle_since = now_us();
 		for (int k = 0; k < n; k++)
 			ep_handle(&l, &ev[k]);
 	}

@@ -1,19 +1,34 @@
-/* The io_uring engine. One loop serves every queue pair of the worker:
- *  - TX: drain the avail ring, one writev SQE per frame straight from guest
- *    memory, all submitted with one io_uring_enter; tap writes complete
- *    inline, so their CQEs are reaped in the same iteration;
- *  - RX: once the backend is readable, one batch of up to URING_RX_READS
- *    readv SQEs straight into guest buffers on the non-blocking fd. They
- *    run in order within one io_uring_enter, so frames keep their order;
- *    the first -EAGAIN ends the batch and re-arms a poll on the fd.
- *    (Reads left waiting in the kernel would complete in any order and
- *    reorder a flow.)
- *  - kicks: one read SQE on each kick eventfd.
- * After reaping, used rings are published and each device is interrupted
- * at most once per iteration. */
+/* The io_uring engine. One loop serves every queue pair of the worker.
+ *
+ * What the kernel does, measured (docs/virtio-net.md, "The io_uring engine"):
+ * a readv SQE on a tap fd opened O_NONBLOCK does NOT fail with -EAGAIN when
+ * the tap is empty: io_uring ignores O_NONBLOCK there, arms an internal poll
+ * and parks the read until a frame comes. Parked reads pin guest buffers,
+ * cannot be told apart from reads that will complete at once, and complete in
+ * whatever order their wake-ups run. A read with RWF_NOWAIT, on the other
+ * hand, comes back with -EAGAIN at once (tun and sockets honour it). So:
+ *
+ *  - RX on an fd (tap, packet rx=recv): bursts of readv SQEs with RWF_NOWAIT
+ *    straight into guest buffers, all in one io_uring_enter; the kernel runs
+ *    them in order and none parks, so frames keep their order. The first
+ *    -EAGAIN ends the burst and arms one poll for readability; the next
+ *    burst's size follows how many frames the last one found. A kernel that
+ *    refuses RWF_NOWAIT for an fd (-EOPNOTSUPP) gets plain non-blocking readv
+ *    calls for it instead, with one log line.
+ *  - TX on an fd: one writev SQE per frame, straight from guest memory, all
+ *    submitted with one io_uring_enter (tap writes complete inline).
+ *  - Ring backends (TPACKET_V3, AF_XDP): their own rx()/tx() in each pass;
+ *    the engine only waits for their fd.
+ *  - Kicks: one multishot poll per kick eventfd for the worker's life (one
+ *    CQE per guest kick; the counter is never read, there is no need).
+ *  - Fixed files for the backend fds, SINGLE_ISSUER + DEFER_TASKRUN (task
+ *    work runs only when we wait, not as interrupts), and, if asked, guest RAM
+ *    as fixed buffers (READ_FIXED/WRITE_FIXED for one-segment chains,
+ *    READV_FIXED/WRITEV_FIXED where the kernel has them): each probed, used
+ *    when there, left out with one line when not.
+ * After reaping, used rings are published and each device is interrupted at
+ * most once per iteration. */
 #include "net/worker.h"
-
-#include "net/packet.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,19 +37,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
 
-#define URING_RX_READS  32     /* reads posted per queue pair */
+#include "net/worker_poll.h"
+
+#define URING_RX_READS  32     /* reads in flight per queue pair, at most */
 #define URING_TX_BATCH  64     /* writes in flight per queue pair */
+#define RX_BURST_MIN    4
 /* Operations one queue pair can have in flight at once: its reads and
- * writes, a read on each kick eventfd, an RX poll with its linked timeout
- * (or the retry timer), and a cancel. The ring is sized from this, so an SQE
- * is always there when asked for and the CQ can never overflow. */
-#define URING_OPS_PER_QP (URING_RX_READS + URING_TX_BATCH + 2 + 2 + 1)
-#define URING_OPS_LOOP   2     /* the stop read and the final cancel */
+ * writes, two kick polls (or reads), an RX poll with its linked timeout or
+ * the recheck timer, a TX poll, and a cancel. The ring is sized from this, so
+ * an SQE is always there when asked for and the CQ can never overflow. */
+#define URING_OPS_PER_QP (URING_RX_READS + URING_TX_BATCH + 2 + 2 + 1 + 1)
+#define URING_OPS_LOOP   2     /* the stop poll and the final cancel */
+
+/* Linux 6.15's vectored fixed-buffer ops; liburing 2.3 predates them. */
+#ifndef IORING_OP_READV_FIXED
+#define IORING_OP_READV_FIXED  60
+#define IORING_OP_WRITEV_FIXED 61
+#endif
 
 enum op_type { OP_RX_READ = 1, OP_TX_WRITE, OP_RX_KICK, OP_TX_KICK, OP_STOP, OP_CANCEL, OP_RX_POLL,
-	       OP_RX_RETRY, OP_RX_POLL_TIMEOUT };
+	       OP_RX_RECHECK, OP_RX_POLL_TIMEOUT, OP_TX_POLL };
 
 /* user_data: type | queue pair | slot */
 static uint64_t op_pack(enum op_type t, unsigned qp, unsigned slot)
@@ -45,6 +70,15 @@ static enum op_type op_type_of(uint64_t d) { return (enum op_type)(d >> 48); }
 static unsigned op_qp(uint64_t d) { return (unsigned)(d >> 32) & 0xffff; }
 static unsigned op_slot(uint64_t d) { return (unsigned)d; }
 
+/* What this kernel's io_uring gave us. */
+struct uring_features {
+	bool fixed_files;
+	bool fixed_buffers;
+	bool vec_fixed;            /* READV_FIXED / WRITEV_FIXED */
+	bool multishot_poll;
+	const char *taskrun;       /* "defer", "coop" or "plain" */
+};
+
 struct uring_qp {
 	struct dp_read read[URING_RX_READS];
 	uint16_t read_free[URING_RX_READS];
@@ -52,24 +86,36 @@ struct uring_qp {
 	struct guest_chain tx[URING_TX_BATCH];
 	uint16_t tx_free[URING_TX_BATCH];
 	unsigned nr_tx_free;
-	uint64_t rx_kick_buf, tx_kick_buf;
+	uint64_t rx_kick_buf, tx_kick_buf;   /* only without multishot polls */
 	bool was_active;
-	bool rx_poll_armed;      /* waiting for the backend to be readable */
-	unsigned ring_retries;   /* ring mode: timed re-checks left after a wake-up */
-	struct __kernel_timespec retry_ts;
-	struct __kernel_timespec poll_limit_ts;
-	bool rx_need_poll;       /* the last batch drained the backend */
-	unsigned rx_batch;       /* reads of the current batch not yet completed */
+	/* RX */
+	bool rx_poll_armed;        /* waiting for the backend to be readable (or a recheck timer) */
+	bool rx_drained;           /* the last burst found the backend empty: poll before reading */
+	bool rx_nowait;            /* RWF_NOWAIT works on this fd (else plain readv calls) */
+	unsigned rx_inflight;      /* reads of the current burst not yet completed */
+	unsigned rx_burst;         /* reads the next burst issues */
+	unsigned rx_burst_done;    /* frames the current burst got */
+	unsigned rechecks_left;    /* ring backends: timed re-checks left after a wake-up */
+	struct __kernel_timespec recheck_ts, poll_limit_ts;
+	/* TX */
+	bool tx_poll_armed;        /* a ring backend's TX is full: waiting for POLLOUT */
+	/* fixed-file indices (or the fd itself when not registered) */
+	int fd_ref, rxk_ref, txk_ref;
 };
 
 struct uring_loop {
 	struct net_worker *w;
 	struct io_uring ring;
+	struct uring_features feat;
 	struct uring_qp q[NET_WORKER_MAX_QPS];
 	uint64_t stop_buf;
-	unsigned outstanding;     /* SQEs submitted or queued, not yet completed */
+	int stop_ref;
+	unsigned outstanding;      /* SQEs submitted or queued, not yet completed */
 	bool stopping;
+	struct net_poll_window poll;
 };
+
+/* ---- SQEs ---------------------------------------------------------------- */
 
 /* An SQE for one more operation. The ring holds every operation the loop
  * can have in flight (URING_OPS_PER_QP), so this fails only if the kernel
@@ -96,22 +142,102 @@ static bool loop_has_room(struct uring_loop *l, unsigned n)
 	return io_uring_sq_space_left(&l->ring) >= n;
 }
 
-static void arm_read_u64(struct uring_loop *l, int fd, uint64_t *buf, uint64_t tag)
+/* The fd of an SQE: a registered index, or the fd itself. */
+static void sqe_file(const struct uring_loop *l, struct io_uring_sqe *sqe, int ref)
+{
+	sqe->fd = ref;
+	if (l->feat.fixed_files)
+		sqe->flags |= IOSQE_FIXED_FILE;
+}
+
+/* ---- kicks ----------------------------------------------------------------- */
+
+static void arm_kick(struct uring_loop *l, unsigned i, bool rx)
+{
+	struct uring_qp *uq = &l->q[i];
+	struct io_uring_sqe *sqe = loop_sqe(l);
+	if (!sqe)
+		return;
+	int ref = rx ? uq->rxk_ref : uq->txk_ref;
+	if (l->feat.multishot_poll)
+		io_uring_prep_poll_multishot(sqe, 0, POLLIN);
+	else
+		io_uring_prep_read(sqe, 0, rx ? &uq->rx_kick_buf : &uq->tx_kick_buf, sizeof(uint64_t), 0);
+	sqe_file(l, sqe, ref);
+	io_uring_sqe_set_data64(sqe, op_pack(rx ? OP_RX_KICK : OP_TX_KICK, i, 0));
+}
+
+static void arm_stop(struct uring_loop *l)
 {
 	struct io_uring_sqe *sqe = loop_sqe(l);
 	if (!sqe)
 		return;
-	io_uring_prep_read(sqe, fd, buf, sizeof(*buf), 0);
-	io_uring_sqe_set_data64(sqe, tag);
+	io_uring_prep_poll_add(sqe, 0, POLLIN);
+	sqe_file(l, sqe, l->stop_ref);
+	io_uring_sqe_set_data64(sqe, op_pack(OP_STOP, 0, 0));
 }
 
-/* Pull every TX frame the guest has made available into writev SQEs. */
+/* ---- buffers ---------------------------------------------------------------- */
+
+/* Which registered buffer (guest RAM region) holds [p, p+len), or -1. */
+static int fixed_buf_index(const struct uring_loop *l, const void *p, size_t len)
+{
+	const struct guest_mem *m = l->w->cfg.uring.mem;
+	const uint8_t *b = p;
+	for (unsigned r = 0; m && r < m->nr_regions; r++) {
+		const uint8_t *h = m->region[r].host;
+		if (b >= h && len <= m->region[r].size && (size_t)(b - h) <= m->region[r].size - len)
+			return (int)r;
+	}
+	return -1;
+}
+
+/* A readv or writev of iov[0..n), through guest RAM's registered buffer when
+ * there is one that covers it. */
+static void prep_rw(struct uring_loop *l, struct io_uring_sqe *sqe, bool write, int ref,
+		    const struct iovec *iov, unsigned n)
+{
+	int idx = -1;
+	if (l->feat.fixed_buffers && n == 1)
+		idx = fixed_buf_index(l, iov[0].iov_base, iov[0].iov_len);
+	if (idx >= 0 && write)
+		io_uring_prep_write_fixed(sqe, 0, iov[0].iov_base, (unsigned)iov[0].iov_len, 0, idx);
+	else if (idx >= 0)
+		io_uring_prep_read_fixed(sqe, 0, iov[0].iov_base, (unsigned)iov[0].iov_len, 0, idx);
+	else if (write)
+		io_uring_prep_writev(sqe, 0, iov, n, 0);
+	else
+		io_uring_prep_readv(sqe, 0, iov, n, 0);
+	sqe_file(l, sqe, ref);
+}
+
+/* ---- TX ----------------------------------------------------------------- */
+
+static void uring_arm_tx_poll(struct uring_loop *l, unsigned i)
+{
+	struct uring_qp *uq = &l->q[i];
+	struct io_uring_sqe *sqe = uq->tx_poll_armed ? NULL : loop_sqe(l);
+	if (!sqe)
+		return;
+	io_uring_prep_poll_add(sqe, 0, POLLOUT);
+	sqe_file(l, sqe, uq->fd_ref);
+	io_uring_sqe_set_data64(sqe, op_pack(OP_TX_POLL, i, 0));
+	uq->tx_poll_armed = true;
+}
+
+/* Pull every TX frame the guest has made available into writev SQEs. Room
+ * for the write is made sure of before the frame leaves the guest's ring: a
+ * frame popped is a frame written. */
 static void uring_tx(struct uring_loop *l, unsigned i)
 {
 	struct uring_qp *uq = &l->q[i];
+	struct net_queue_io *io = l->w->qp[i]->io;
 	struct dp_queue *dp = l->w->qp[i]->dp;
-	/* Room for the write is made sure of before the frame leaves the
-	 * guest's ring: a frame popped is a frame written. */
+	if (io->tx) {
+		if (!uq->tx_poll_armed && io->tx(io, dp) == 1)
+			uring_arm_tx_poll(l, i);   /* its ring is full: wait for room */
+		return;
+	}
 	while (uq->nr_tx_free && loop_has_room(l, 1)) {
 		uint16_t slot = uq->tx_free[uq->nr_tx_free - 1];
 		struct guest_chain *c = &uq->tx[slot];
@@ -119,118 +245,196 @@ static void uring_tx(struct uring_loop *l, unsigned i)
 			return;
 		struct io_uring_sqe *sqe = loop_sqe(l);
 		uq->nr_tx_free--;
-		io_uring_prep_writev(sqe, dp->qp->fd, c->iov, c->nr_readable, 0);
+		prep_rw(l, sqe, true, uq->fd_ref, c->iov, c->nr_readable);
 		io_uring_sqe_set_data64(sqe, op_pack(OP_TX_WRITE, i, slot));
 	}
 }
 
-/* A packet ring's readiness can be missed by a one-shot poll (see
- * uring_rx_ring): its poll is bounded by a linked timeout, so a missed
- * wake-up costs at most this long. */
-#define RING_POLL_LIMIT_NS 10000000
+/* ---- RX ------------------------------------------------------------------ */
 
-static void uring_arm_poll(struct uring_loop *l, unsigned i)
+/* Wait for the backend to be readable, bounded when the queue asks (a ring
+ * that may miss a wake-up). */
+static void uring_arm_rx_poll(struct uring_loop *l, unsigned i)
 {
 	struct uring_qp *uq = &l->q[i];
-	bool ring = l->w->qp[i]->rx_ring != NULL;
-	if (ring && io_uring_sq_space_left(&l->ring) < 2)
-		io_uring_submit(&l->ring);   /* poll and its timeout go in together */
-	struct io_uring_sqe *sqe = loop_sqe(l);
-	if (!sqe)
+	const struct net_queue_io *io = l->w->qp[i]->io;
+	if (!loop_has_room(l, 2))
 		return;
-	io_uring_prep_poll_add(sqe, l->w->qp[i]->fd, POLLIN);
+	struct io_uring_sqe *sqe = loop_sqe(l);
+	io_uring_prep_poll_add(sqe, 0, POLLIN);
+	sqe_file(l, sqe, uq->fd_ref);
 	io_uring_sqe_set_data64(sqe, op_pack(OP_RX_POLL, i, 0));
-	if (ring) {
+	if (io->rx_poll_limit_us) {
 		struct io_uring_sqe *limit = loop_sqe(l);
-		if (limit) {
-			sqe->flags |= IOSQE_IO_LINK;
-			uq->poll_limit_ts = (struct __kernel_timespec){ .tv_nsec = RING_POLL_LIMIT_NS };
-			io_uring_prep_link_timeout(limit, &uq->poll_limit_ts, 0);
-			io_uring_sqe_set_data64(limit, op_pack(OP_RX_POLL_TIMEOUT, i, 0));
-		}
+		sqe->flags |= IOSQE_IO_LINK;
+		uq->poll_limit_ts = (struct __kernel_timespec){ .tv_nsec = (long long)io->rx_poll_limit_us * 1000 };
+		io_uring_prep_link_timeout(limit, &uq->poll_limit_ts, 0);
+		io_uring_sqe_set_data64(limit, op_pack(OP_RX_POLL_TIMEOUT, i, 0));
 	}
 	uq->rx_poll_armed = true;
-	uq->rx_need_poll = false;
 }
 
-/* Packet ring: copy out what is ready; when nothing is, wait for the
- * socket to become readable (one block handed over per wake-up). */
-/* A TPACKET_V3 socket can signal readability before the block it closed
- * is marked ours, and a one-shot poll does not fire twice. After each
- * wake-up the ring is therefore re-checked a few times, 1 ms apart (the
- * block retire timeout), before going back to a plain poll. */
-#define RING_RETRIES 4
-
-static void uring_arm_retry(struct uring_loop *l, unsigned i)
+static void uring_arm_recheck(struct uring_loop *l, unsigned i)
 {
 	struct uring_qp *uq = &l->q[i];
+	const struct net_queue_io *io = l->w->qp[i]->io;
 	struct io_uring_sqe *sqe = loop_sqe(l);
 	if (!sqe)
 		return;
-	uq->retry_ts = (struct __kernel_timespec){ .tv_nsec = 1000000 };
-	io_uring_prep_timeout(sqe, &uq->retry_ts, 0, 0);
-	io_uring_sqe_set_data64(sqe, op_pack(OP_RX_RETRY, i, 0));
+	uq->recheck_ts = (struct __kernel_timespec){ .tv_nsec = (long long)io->rx_recheck_us * 1000 };
+	io_uring_prep_timeout(sqe, &uq->recheck_ts, 0, 0);
+	io_uring_sqe_set_data64(sqe, op_pack(OP_RX_RECHECK, i, 0));
 	uq->rx_poll_armed = true;
-	uq->ring_retries--;
+	uq->rechecks_left--;
 }
 
+/* A ring backend: take what is ready; when nothing is, wait for the fd. */
 static void uring_rx_ring(struct uring_loop *l, unsigned i)
 {
 	struct uring_qp *uq = &l->q[i];
-	struct net_queue_pair *qp = l->w->qp[i];
+	struct net_queue_io *io = l->w->qp[i]->io;
 	if (uq->rx_poll_armed)
 		return;
-	int rc = pkt_ring_consume(qp->rx_ring, qp->dp);
-	if (rc != 0)
+	if (io->rx(io, l->w->qp[i]->dp) != 0)
 		return;   /* no guest buffers (the RX kick resumes us), or broken */
-	if (uq->ring_retries)
-		uring_arm_retry(l, i);
+	if (uq->rechecks_left)
+		uring_arm_recheck(l, i);
 	else
-		uring_arm_poll(l, i);
+		uring_arm_rx_poll(l, i);
 }
 
-
-
-/* One batch of reads while the guest has buffers and the backend has
- * frames; a poll when it has none. */
-static void uring_rx(struct uring_loop *l, unsigned i)
+/* A kernel that will not do RWF_NOWAIT reads on this fd: non-blocking
+ * readv calls, which return -EAGAIN when it is empty, in order. */
+static void uring_rx_readv_calls(struct uring_loop *l, unsigned i)
 {
-	if (l->w->qp[i]->rx_ring) {
-		uring_rx_ring(l, i);
-		return;
+	struct dp_queue *dp = l->w->qp[i]->dp;
+	int fd = l->w->qp[i]->io->fd;
+	struct dp_read r;
+	while (dp_rx_prepare(dp, &r) > 0) {
+		ssize_t n = readv(fd, r.iov, (int)r.nr_iov);
+		int e = errno;
+		dp_rx_complete(dp, &r, n < 0 ? -e : n);
+		if (n < 0) {
+			if (!dp_backend_failed(dp, e))
+				l->q[i].rx_drained = true;
+			return;
+		}
 	}
+}
+
+/* One burst of non-parking reads while the guest has buffers and the
+ * backend may have frames; a poll once it had none. */
+static void uring_rx_fd(struct uring_loop *l, unsigned i)
+{
 	struct uring_qp *uq = &l->q[i];
 	struct dp_queue *dp = l->w->qp[i]->dp;
-	if (uq->rx_poll_armed || uq->rx_batch)
+	if (uq->rx_poll_armed || uq->rx_inflight)
 		return;
-	if (uq->rx_need_poll) {
-		uring_arm_poll(l, i);
+	if (uq->rx_drained) {
+		uring_arm_rx_poll(l, i);
 		return;
 	}
-	while (uq->nr_read_free && loop_has_room(l, 1)) {
+	if (!uq->rx_nowait) {
+		uring_rx_readv_calls(l, i);
+		if (uq->rx_drained)
+			uring_arm_rx_poll(l, i);
+		return;
+	}
+	uq->rx_burst_done = 0;
+	while (uq->nr_read_free && uq->rx_inflight < uq->rx_burst && loop_has_room(l, 1)) {
 		uint16_t slot = uq->read_free[uq->nr_read_free - 1];
 		struct dp_read *r = &uq->read[slot];
 		if (dp_rx_prepare(dp, r) <= 0)
 			return;
 		struct io_uring_sqe *sqe = loop_sqe(l);
 		uq->nr_read_free--;
-		uq->rx_batch++;
-		io_uring_prep_readv(sqe, dp->qp->fd, r->iov, r->nr_iov, 0);
+		uq->rx_inflight++;
+		prep_rw(l, sqe, false, uq->fd_ref, r->iov, r->nr_iov);
+		sqe->rw_flags = RWF_NOWAIT;
 		io_uring_sqe_set_data64(sqe, op_pack(OP_RX_READ, i, slot));
 	}
 }
 
+static void uring_rx(struct uring_loop *l, unsigned i)
+{
+	if (l->w->qp[i]->io->rx)
+		uring_rx_ring(l, i);
+	else
+		uring_rx_fd(l, i);
+}
+
+/* The burst is over: size the next one from what this one found (grow
+ * while every read got a frame, else aim just above what came). */
+static void uring_rx_burst_done(struct uring_qp *uq)
+{
+	if (uq->rx_burst_done >= uq->rx_burst)
+		uq->rx_burst = uq->rx_burst * 2 > URING_RX_READS ? URING_RX_READS : uq->rx_burst * 2;
+	else
+		uq->rx_burst = uq->rx_burst_done + 1 < RX_BURST_MIN ? RX_BURST_MIN : uq->rx_burst_done + 1;
+}
+
+static void uring_rx_read_done(struct uring_loop *l, unsigned i, unsigned slot, int res)
+{
+	struct uring_qp *uq = &l->q[i];
+	struct dp_queue *dp = l->w->qp[i]->dp;
+	dp_rx_complete(dp, &uq->read[slot], res);
+	uq->read_free[uq->nr_read_free++] = (uint16_t)slot;
+	uq->rx_inflight--;
+	if (res >= 0)
+		uq->rx_burst_done++;
+	else if (res == -EAGAIN)
+		uq->rx_drained = true;   /* empty: wait for readability */
+	else if (res == -EOPNOTSUPP && uq->rx_nowait) {
+		uq->rx_nowait = false;
+		dp_log(dp, "this kernel does not do RWF_NOWAIT reads on the backend: plain readv calls instead");
+	} else if (res < 0) {
+		dp_backend_failed(dp, -res);
+	}
+	if (uq->rx_inflight == 0)
+		uring_rx_burst_done(uq);
+}
+
 /* A pair that VQ_PAIRS_SET turned off: stop waiting on its backend
- * (reads never wait, only the poll does). */
+ * (reads never wait, only the polls do). */
 static void uring_deactivate(struct uring_loop *l, unsigned i)
 {
-	if (!l->q[i].rx_poll_armed)
-		return;
-	struct io_uring_sqe *sqe = loop_sqe(l);
-	if (!sqe)
-		return;
-	io_uring_prep_cancel64(sqe, op_pack(OP_RX_POLL, i, 0), 0);
-	io_uring_sqe_set_data64(sqe, op_pack(OP_CANCEL, i, 0));
+	struct uring_qp *uq = &l->q[i];
+	for (int k = 0; k < 2; k++) {
+		bool armed = k == 0 ? uq->rx_poll_armed : uq->tx_poll_armed;
+		if (!armed)
+			continue;
+		struct io_uring_sqe *sqe = loop_sqe(l);
+		if (!sqe)
+			return;
+		io_uring_prep_cancel64(sqe, op_pack(k == 0 ? OP_RX_POLL : OP_TX_POLL, i, 0), 0);
+		io_uring_sqe_set_data64(sqe, op_pack(OP_CANCEL, i, 0));
+	}
+}
+
+/* ---- completions -------------------------------------------------------------- */
+
+static void uring_poll_done(struct uring_loop *l, unsigned i, int res)
+{
+	struct uring_qp *uq = &l->q[i];
+	struct dp_queue *dp = l->w->qp[i]->dp;
+	uq->rx_poll_armed = false;   /* the next service pass reads */
+	uq->rx_drained = false;
+	uq->rechecks_left = l->w->qp[i]->io->rx_rechecks;
+	if (res > 0 && (res & (POLLERR | POLLHUP))) {
+		int e = net_worker_fd_error(l->w->qp[i]->io->fd);
+		if (e && !dp_backend_failed(dp, e))
+			dp_log(dp, "backend error: %s", strerror(e));
+	}
+}
+
+static void uring_kick_done(struct uring_loop *l, unsigned i, bool rx, const struct io_uring_cqe *cqe)
+{
+	struct dp_queue *dp = l->w->qp[i]->dp;
+	if (cqe->res > 0)   /* not the cancelled one at shutdown */
+		rx ? dp_rx_kicked(dp) : dp_tx_kicked(dp);
+	/* A multishot poll stays armed while the kernel says MORE. */
+	if (!l->stopping && !(l->feat.multishot_poll && (cqe->flags & IORING_CQE_F_MORE)))
+		arm_kick(l, i, rx);
 }
 
 static void uring_complete(struct uring_loop *l, struct io_uring_cqe *cqe)
@@ -239,58 +443,44 @@ static void uring_complete(struct uring_loop *l, struct io_uring_cqe *cqe)
 	unsigned i = op_qp(d), slot = op_slot(d);
 	struct uring_qp *uq = &l->q[i];
 	struct dp_queue *dp = l->w->qp[i]->dp;
-	l->outstanding--;
+	/* A multishot CQE with MORE is not the operation's last. */
+	if (!(cqe->flags & IORING_CQE_F_MORE))
+		l->outstanding--;
 	switch (op_type_of(d)) {
 	case OP_RX_READ:
-		dp_rx_complete(dp, &uq->read[slot], cqe->res);
-		if (cqe->res < 0)
-			dp_backend_failed(dp, -cqe->res);
-		uq->read_free[uq->nr_read_free++] = (uint16_t)slot;
-		uq->rx_batch--;
-		if (cqe->res == -EAGAIN)
-			uq->rx_need_poll = true;   /* drained: wait for readability */
+		uring_rx_read_done(l, i, slot, cqe->res);
 		break;
 	case OP_TX_WRITE:
 		dp_tx_complete(dp, &uq->tx[slot], cqe->res);
+		uq->tx_free[uq->nr_tx_free++] = (uint16_t)slot;
 		if (cqe->res < 0)
 			dp_backend_failed(dp, -cqe->res);
-		uq->tx_free[uq->nr_tx_free++] = (uint16_t)slot;
 		break;
 	case OP_RX_KICK:
-		if (cqe->res > 0)   /* not the cancelled read at shutdown */
-			dp_rx_kicked(dp);
-		if (!l->stopping)
-			arm_read_u64(l, dp->qp->rx.kick_fd, &uq->rx_kick_buf, op_pack(OP_RX_KICK, i, 0));
+		uring_kick_done(l, i, true, cqe);
 		break;
 	case OP_TX_KICK:
-		if (cqe->res > 0)
-			dp_tx_kicked(dp);
-		if (!l->stopping)
-			arm_read_u64(l, dp->qp->tx.kick_fd, &uq->tx_kick_buf, op_pack(OP_TX_KICK, i, 0));
+		uring_kick_done(l, i, false, cqe);
 		break;
 	case OP_STOP:
 		l->stopping = true;
 		break;
 	case OP_RX_POLL:
-		uq->rx_poll_armed = false;   /* the next service pass consumes */
-		uq->ring_retries = RING_RETRIES;
-		if (cqe->res > 0 && (cqe->res & (POLLERR | POLLHUP))) {
-			int e = net_worker_fd_error(l->w->qp[i]->fd);
-			if (e && !dp_backend_failed(dp, e))
-				dp_log(dp, "backend error: %s", strerror(e));
-		}
+		uring_poll_done(l, i, cqe->res);
 		break;
-	case OP_RX_RETRY:
+	case OP_RX_RECHECK:
 		uq->rx_poll_armed = false;
 		break;
-	case OP_RX_POLL_TIMEOUT:
-		break;   /* the poll it bounds completes (cancelled) on its own */
-	case OP_CANCEL:
+	case OP_TX_POLL:
+		uq->tx_poll_armed = false;
 		break;
+	case OP_RX_POLL_TIMEOUT:
+	case OP_CANCEL:
+		break;   /* the operation they bound or cancel completes on its own */
 	}
 }
 
-static void uring_reap(struct uring_loop *l)
+static unsigned uring_reap(struct uring_loop *l)
 {
 	struct io_uring_cqe *cqe;
 	unsigned head, n = 0;
@@ -299,45 +489,35 @@ static void uring_reap(struct uring_loop *l)
 		n++;
 	}
 	io_uring_cq_advance(&l->ring, n);
+	return n;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+/* ---- the loop ------------------------------------------------------------------ */
 
-/* Busy-poll window: look for completions or new TX frames for poll_us
- * before sleeping in the kernel. */
-static void uring_poll_briefly(struct uring_loop *l)
+/* Did a pass do anything? (frames moved either way, completions seen) */
+static uint64_t uring_progress(const struct uring_loop *l)
 {
-	uint64_t end = now_ns() + (uint64_t)l->w->cfg.poll_us * 1000;
-	while (now_ns() < end) {
-		if (io_uring_cq_ready(&l->ring))
-			return;
-		for (unsigned i = 0; i < l->w->nr_qps; i++) {
-			struct net_queue_pair *qp = l->w->qp[i];
-			if (net_qp_active(qp) && qp->guest->ops->pending(qp->tx.ring))
-				return;
-		}
-		__builtin_ia32_pause();
+	uint64_t p = 0;
+	for (unsigned i = 0; i < l->w->nr_qps; i++) {
+		const struct net_queue_stats *s = &l->w->qp[i]->stats;
+		p += s->rx_frames + s->tx_frames + s->tx_dropped + s->rx_dropped;
 	}
+	return p;
 }
 
 static void uring_service(struct uring_loop *l)
 {
 	for (unsigned i = 0; i < l->w->nr_qps; i++) {
-		bool active = net_qp_active(l->w->qp[i]);
-		if (!active) {
+		struct dp_queue *dp = l->w->qp[i]->dp;
+		if (!net_qp_active(l->w->qp[i])) {
 			if (l->q[i].was_active)
 				uring_deactivate(l, i);
 			l->q[i].was_active = false;
 			continue;
 		}
 		l->q[i].was_active = true;
-		if (l->w->qp[i]->dp->backend_gone) {
-			dp_tx_drop_all(l->w->qp[i]->dp);   /* no I/O on a dead fd */
+		if (dp->backend_gone) {
+			dp_tx_drop_all(dp);   /* no I/O on a dead fd */
 			continue;
 		}
 		uring_tx(l, i);
@@ -345,13 +525,133 @@ static void uring_service(struct uring_loop *l)
 	}
 }
 
+/* While spinning: has work come in without our being told? New TX frames
+ * show in the guest's ring; completions and kicks need a look into the
+ * kernel with DEFER_TASKRUN, so every few turns the loop asks for them. */
+static bool uring_work_waiting(struct uring_loop *l, unsigned turn)
+{
+	if (io_uring_cq_ready(&l->ring))
+		return true;
+	for (unsigned i = 0; i < l->w->nr_qps; i++) {
+		struct net_queue_pair *qp = l->w->qp[i];
+		if (net_qp_active(qp) && !qp->dp->backend_gone && qp->guest->ops->pending(qp->tx.ring))
+			return true;
+	}
+	if ((turn & 63) == 63 && io_uring_get_events(&l->ring) >= 0 && io_uring_cq_ready(&l->ring))
+		return true;
+	return false;
+}
+
+static void uring_spin(struct uring_loop *l)
+{
+	uint64_t until = net_poll_window_start(&l->poll);
+	bool found = false;
+	for (unsigned turn = 0; net_poll_now_ns() < until; turn++) {
+		if (uring_work_waiting(l, turn)) {
+			found = true;
+			break;
+		}
+		__builtin_ia32_pause();
+	}
+	net_poll_window_end(&l->poll, found);
+}
+
+/* ---- set-up and teardown -------------------------------------------------------- */
+
+/* A ring with SINGLE_ISSUER + DEFER_TASKRUN (Linux 6.1), else COOP_TASKRUN
+ * (5.19), else plain; every op the loop can have in flight fits it. It is
+ * made disabled: its resources are registered, then it is restricted to the
+ * engine's operations and enabled (net_uring_restrict). */
+static int uring_init_ring(struct uring_loop *l, unsigned ops)
+{
+	static const struct { unsigned flags; const char *name; } tries[] = {
+		{ IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN, "defer" },
+		{ IORING_SETUP_COOP_TASKRUN, "coop" },
+		{ 0, "plain" },
+	};
+	int rc = -EINVAL;
+	for (size_t t = l->w->cfg.uring.no_defer_taskrun ? 1 : 0; t < sizeof(tries) / sizeof(tries[0]); t++) {
+		struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE | IORING_SETUP_R_DISABLED | tries[t].flags,
+					     .cq_entries = ops };
+		rc = io_uring_queue_init_params(ops, &l->ring, &p);
+		if (rc == 0) {
+			l->feat.taskrun = tries[t].name;
+			l->feat.multishot_poll = p.features & IORING_FEAT_FAST_POLL;   /* 5.13+ has both */
+			return 0;
+		}
+		if (rc != -EINVAL)
+			break;
+	}
+	return rc;
+}
+
+static void uring_probe_ops(struct uring_loop *l)
+{
+	struct io_uring_probe *p = io_uring_get_probe_ring(&l->ring);
+	if (!p)
+		return;
+	l->feat.vec_fixed = io_uring_opcode_supported(p, IORING_OP_READV_FIXED) &&
+			    io_uring_opcode_supported(p, IORING_OP_WRITEV_FIXED);
+	io_uring_free_probe(p);
+}
+
+/* Backend fds, kick eventfds and the stop eventfd as fixed files. */
+static void uring_register_files(struct uring_loop *l)
+{
+	struct net_worker *w = l->w;
+	int fds[3 * NET_WORKER_MAX_QPS + 1];
+	unsigned n = 0;
+	for (unsigned i = 0; i < w->nr_qps; i++) {
+		l->q[i].fd_ref = w->qp[i]->io->fd;
+		l->q[i].rxk_ref = w->qp[i]->rx.kick_fd;
+		l->q[i].txk_ref = w->qp[i]->tx.kick_fd;
+	}
+	l->stop_ref = w->stop_fd;
+	if (w->cfg.uring.no_fixed_files)
+		return;
+	for (unsigned i = 0; i < w->nr_qps; i++) {
+		fds[n++] = w->qp[i]->io->fd;   /* -1 is a hole: a gone or inactive queue */
+		fds[n++] = w->qp[i]->rx.kick_fd;
+		fds[n++] = w->qp[i]->tx.kick_fd;
+	}
+	fds[n++] = w->stop_fd;
+	if (io_uring_register_files(&l->ring, fds, n) < 0)
+		return;   /* the plain fds are used */
+	l->feat.fixed_files = true;
+	for (unsigned i = 0; i < w->nr_qps; i++) {
+		l->q[i].fd_ref = (int)(3 * i);
+		l->q[i].rxk_ref = (int)(3 * i + 1);
+		l->q[i].txk_ref = (int)(3 * i + 2);
+	}
+	l->stop_ref = (int)(n - 1);
+}
+
+/* Guest RAM as fixed buffers: each region pinned once (it all becomes
+ * resident: asked for explicitly). io_uring takes at most 1 GiB per buffer. */
+static void uring_register_buffers(struct uring_loop *l)
+{
+	const struct guest_mem *m = l->w->cfg.uring.mem;
+	if (!l->w->cfg.uring.fixed_buffers || !m)
+		return;
+	struct iovec iov[GUEST_MEM_MAX_REGIONS];
+	for (unsigned r = 0; r < m->nr_regions; r++) {
+		if (m->region[r].size > (1ull << 30))
+			return;   /* larger regions stay unregistered */
+		iov[r] = (struct iovec){ .iov_base = m->region[r].host, .iov_len = m->region[r].size };
+	}
+	l->feat.fixed_buffers = io_uring_register_buffers(&l->ring, iov, m->nr_regions) == 0;
+}
+
 /* What the engine submits, and nothing else: seccomp sees io_uring_enter
  * but not the operations it carries, so the ring itself is restricted
  * (IORING_REGISTER_RESTRICTIONS, before it is enabled). Without this a worker
- * could openat, connect or sendmsg through its ring whatever its filter says. */
+ * could openat, connect or sendmsg through its ring whatever its filter
+ * says. (The vectored fixed-buffer ops are not used: prep_rw takes the
+ * single-segment ones, which every kernel with fixed buffers has.) */
 static const uint8_t uring_allowed_ops[] = {
-	IORING_OP_READ, IORING_OP_READV, IORING_OP_WRITEV, IORING_OP_POLL_ADD,
-	IORING_OP_TIMEOUT, IORING_OP_LINK_TIMEOUT, IORING_OP_ASYNC_CANCEL,
+	IORING_OP_READ, IORING_OP_READV, IORING_OP_WRITEV, IORING_OP_READ_FIXED,
+	IORING_OP_WRITE_FIXED, IORING_OP_POLL_ADD, IORING_OP_TIMEOUT, IORING_OP_LINK_TIMEOUT,
+	IORING_OP_ASYNC_CANCEL,
 };
 
 int net_uring_restrict(struct io_uring *ring)
@@ -364,11 +664,12 @@ int net_uring_restrict(struct io_uring *ring)
 		res[n].sqe_op = uring_allowed_ops[n];
 	}
 	res[n].opcode = IORING_RESTRICTION_SQE_FLAGS_ALLOWED;
-	res[n++].sqe_flags = IOSQE_IO_LINK;   /* the RX poll and its timeout */
+	res[n++].sqe_flags = IOSQE_IO_LINK | IOSQE_FIXED_FILE;   /* poll + its timeout; fixed files */
 	/* No IORING_RESTRICTION_REGISTER_OP: io_uring_register refuses
-	 * everything once the ring is enabled. (Debian 12's liburing.so does
-	 * not export io_uring_register_restrictions or io_uring_enable_rings;
-	 * its raw io_uring_register does the same, returning -errno.) */
+	 * everything once the ring is enabled (files and buffers are
+	 * registered before). Debian 12's liburing.so does not export
+	 * io_uring_register_restrictions or io_uring_enable_rings; its raw
+	 * io_uring_register does the same, returning -errno. */
 	int rc = io_uring_register((unsigned)ring->ring_fd, IORING_REGISTER_RESTRICTIONS, res, n);
 	if (rc < 0)
 		return rc;
@@ -380,34 +681,38 @@ static int uring_setup(struct uring_loop *l, struct net_worker *w)
 	memset(l, 0, sizeof(*l));
 	l->w = w;
 	unsigned ops = w->nr_qps * URING_OPS_PER_QP + URING_OPS_LOOP;
-	struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE | IORING_SETUP_R_DISABLED,
-				     .cq_entries = ops };
-	int rc = io_uring_queue_init_params(ops, &l->ring, &p);
+	int rc = uring_init_ring(l, ops);
 	if (rc < 0) {
 		snprintf(w->error, sizeof(w->error), "io_uring_queue_init: %s", strerror(-rc));
 		return rc;
 	}
+	uring_probe_ops(l);
+	uring_register_files(l);
+	uring_register_buffers(l);
 	rc = net_uring_restrict(&l->ring);
 	if (rc < 0) {
 		snprintf(w->error, sizeof(w->error), "io_uring restrictions: %s", strerror(-rc));
 		io_uring_queue_exit(&l->ring);
 		return rc;
 	}
+	net_poll_window_init(&l->poll, w->cfg.poll_us);
 	for (unsigned i = 0; i < w->nr_qps; i++) {
 		struct uring_qp *uq = &l->q[i];
 		for (unsigned s = 0; s < URING_RX_READS; s++)
 			uq->read_free[uq->nr_read_free++] = (uint16_t)s;
 		for (unsigned s = 0; s < URING_TX_BATCH; s++)
 			uq->tx_free[uq->nr_tx_free++] = (uint16_t)s;
-		/* Non-blocking backend fd: a read with no frame fails at once
-		 * instead of waiting out of order (see the top of this file). */
-		int fd = w->qp[i]->fd;
+		uq->rx_nowait = true;
+		uq->rx_burst = RX_BURST_MIN;
+		/* Non-blocking for the readv fallback (io_uring's own reads use
+		 * RWF_NOWAIT, which does not depend on it). */
+		int fd = w->qp[i]->io->fd;
 		if (fd >= 0)
 			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-		arm_read_u64(l, w->qp[i]->rx.kick_fd, &uq->rx_kick_buf, op_pack(OP_RX_KICK, i, 0));
-		arm_read_u64(l, w->qp[i]->tx.kick_fd, &uq->tx_kick_buf, op_pack(OP_TX_KICK, i, 0));
+		arm_kick(l, i, true);
+		arm_kick(l, i, false);
 	}
-	arm_read_u64(l, w->stop_fd, &l->stop_buf, op_pack(OP_STOP, 0, 0));
+	arm_stop(l);
 	return 0;
 }
 
@@ -435,10 +740,10 @@ static void uring_drain(struct uring_loop *l)
 		if (rc >= 0 || rc == -EINTR || rc == -EBUSY || rc == -EAGAIN || rc == -ETIME)
 			continue;
 		if (!give_up) {
-			give_up = now_ns() + DRAIN_GIVE_UP_NS;
+			give_up = net_poll_now_ns() + DRAIN_GIVE_UP_NS;
 			snprintf(l->w->error, sizeof(l->w->error), "io_uring drain: %s", strerror(-rc));
 		}
-		if (now_ns() > give_up)
+		if (net_poll_now_ns() > give_up)
 			break;
 		struct timespec pause = { .tv_nsec = 1000000 };
 		nanosleep(&pause, NULL);
@@ -468,6 +773,26 @@ int net_uring_probe(struct vmm_err *err)
 	return 0;
 }
 
+void net_uring_describe(const struct net_worker *w, char *buf, size_t size)
+{
+	/* Written once by the worker, then published. */
+	bool ready = __atomic_load_n(&w->uring_features_ready, __ATOMIC_ACQUIRE);
+	snprintf(buf, size, "%s", ready ? w->uring_features : "");
+}
+
+static void uring_note_features(struct uring_loop *l)
+{
+	if (__atomic_load_n(&l->w->uring_features_ready, __ATOMIC_ACQUIRE))
+		return;
+	snprintf(l->w->uring_features, sizeof(l->w->uring_features),
+		 "taskrun=%s fixed-files=%s fixed-buffers=%s%s multishot-poll=%s",
+		 l->feat.taskrun, l->feat.fixed_files ? "on" : "off",
+		 l->feat.fixed_buffers ? "on" : "off",
+		 l->feat.fixed_buffers ? (l->feat.vec_fixed ? " (vectored too)" : " (single-segment)") : "",
+		 l->feat.multishot_poll ? "on" : "off");
+	__atomic_store_n(&l->w->uring_features_ready, true, __ATOMIC_RELEASE);
+}
+
 int net_worker_run_uring(struct net_worker *w)
 {
 	struct uring_loop *l = calloc(1, sizeof(*l));
@@ -478,22 +803,31 @@ int net_worker_run_uring(struct net_worker *w)
 		free(l);
 		return rc;
 	}
+	uring_note_features(l);
 	/* Set up; from here on the guest's rings drive this thread. A worker
 	 * that cannot confine itself carries no traffic. */
 	rc = net_worker_confine(w);
 	if (rc < 0)
 		l->stopping = true;
+	uint64_t slept_ns = UINT64_MAX;
 	while (!l->stopping) {
+		uint64_t before = uring_progress(l);
 		uring_service(l);
-		/* Publish before sleeping: ring-mode RX delivers synchronously
+		/* Publish before sleeping: ring-style RX delivers synchronously
 		 * in uring_service, and the guest must see it now. */
 		net_worker_flush(w);
-		if (w->cfg.poll_us && !io_uring_cq_ready(&l->ring)) {
+		bool worked = uring_progress(l) != before;
+		net_poll_window_slept(&l->poll, slept_ns, worked);
+		net_poll_window_note(&l->poll, worked);
+		if (!io_uring_cq_ready(&l->ring) && net_poll_window_wanted(&l->poll)) {
 			io_uring_submit(&l->ring);
-			uring_poll_briefly(l);
+			uring_spin(l);
 		}
-		rc = io_uring_submit_and_wait(&l->ring, 1);
-		if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
+		bool block = !io_uring_cq_ready(&l->ring);
+		uint64_t t0 = block ? net_poll_now_ns() : 0;
+		rc = io_uring_submit_and_wait(&l->ring, block ? 1 : 0);
+		slept_ns = block ? net_poll_now_ns() - t0 : UINT64_MAX;
+		if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY && rc != -ETIME) {
 			snprintf(w->error, sizeof(w->error), "io_uring_submit_and_wait: %s", strerror(-rc));
 			break;
 		}
@@ -504,5 +838,5 @@ int net_worker_run_uring(struct net_worker *w)
 	net_worker_flush(l->w);
 	io_uring_queue_exit(&l->ring);
 	free(l);
-	return rc < 0 && rc != -EINTR ? rc : 0;
+	return rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY && rc != -ETIME ? rc : 0;
 }

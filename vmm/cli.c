@@ -1,7 +1,6 @@
 #include "vmm/cli.h"
 
 #include "vmm/cpulist.h"
-#include "vmm/cpuid_dump.h"
 #include "vmm/net_config.h"
 
 #include <errno.h>
@@ -16,6 +15,7 @@ const char cli_usage[] =
 	"Usage: minivmm --kernel PATH [options]\n"
 	"\n"
 	"Boot a Linux bzImage, a PVH vmlinux or a PVH unikernel ELF under KVM.\n"
+	"Each option may be given once, except --net (one device each time).\n"
 	"\n"
 	"  --kernel PATH        kernel to boot: bzImage (64-bit boot protocol, >= 2.12)\n"
 	"                       or an ELF with a PVH entry note\n"
@@ -24,17 +24,21 @@ const char cli_usage[] =
 	"                       (default: \"" MINIVMM_DEFAULT_CMDLINE "\")\n"
 	"  --cpus N[,pin=LIST]  number of vCPUs, 1 to 64 (default 1); pin=LIST runs\n"
 	"                       vCPU i on the i-th CPU of LIST (e.g. 0-3 or 0,2,4,6)\n"
-	"  --mem SIZE           guest RAM, a multiple of 2M: 64M, 1G ... (default 256M)\n"
+	"  --mem SIZE           guest RAM, at least 16M and a multiple of 2M: 64M, 1G ...\n"
+	"                       (default 256M); at most the host's memory\n"
+	"  --mem-overcommit     allow --mem above the host's memory (MemTotal, or the\n"
+	"                       memory cgroup limit): RAM costs what the guest touches\n"
 	"  --serial " SERIAL_SYNTAX "\n"
 	"                       where COM1 (ttyS0) goes (default stdio; on a terminal\n"
-	"                       input is raw and Ctrl-A x quits)\n"
+	"                       input is raw and Ctrl-A x quits). A FIFO needs a reader\n"
 	"  --net " NET_SYNTAX "\n"
 	"                       a virtio-net device (repeatable). tap=NAME opens or\n"
 	"                       creates that tap (no name: a new one); queues=N queue\n"
-	"                       pairs; threads=per-queue (default) or M workers in\n"
-	"                       all; cpus=LIST pins worker i to the i-th CPU of LIST;\n"
+	"                       pairs (1 to 16); threads=per-queue (default) or M workers\n"
+	"                       in all; cpus=LIST pins worker i to the i-th CPU of LIST;\n"
 	"                       engine=uring (default) or epoll; poll-us=N busy-polls\n"
-	"                       N microseconds before sleeping (default 0)\n"
+	"                       N microseconds before sleeping (default 0); packet=IFACE\n"
+	"                       uses AF_PACKET sockets on a host interface instead\n"
 	"  --stats[=json]       per-queue statistics at exit (and on SIGUSR1)\n"
 	"  --acpi=on|off        ACPI tables (default on): distribution kernels find\n"
 	"                       virtio-mmio devices and power off through them. The MP\n"
@@ -59,14 +63,23 @@ const char cli_usage[] =
 	"  --help               this text\n"
 	"  --version            print the version\n"
 	"\n"
-	"Exit status: 0 the guest reset or powered off; (v << 1) | 1 the guest wrote v\n"
-	"to the debug-exit port 0x501; 2 bad usage or input; 4 the guest crashed\n"
-	"(triple fault, KVM internal error); 6 the VMM failed while running;\n"
-	"128+N stopped by signal N.\n";
+	"Signals: SIGTERM, SIGINT, SIGHUP and SIGQUIT stop the guest cleanly (exit\n"
+	"128+N; SIGHUP stays ignored under nohup); SIGUSR1 prints the statistics to\n"
+	"stderr; SIGPIPE is ignored.\n"
+	"\n"
+	"Exit status:\n"
+	"  0        the guest reset or powered off (or Ctrl-A x)\n"
+	"  1..127   odd: (v << 1) | 1, the guest wrote v (0 to 63) to the debug-exit\n"
+	"           port 0x501\n"
+	"  2        bad usage or input: nothing ran\n"
+	"  4        the guest crashed (triple fault, KVM internal error)\n"
+	"  6        the VMM failed while running\n"
+	"  8        debug-exit value out of range (the guest wrote more than 63)\n"
+	"  128+N    stopped by signal N (SIGTERM 143, SIGINT 130)\n";
 
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEM, OPT_SERIAL, OPT_HELP,
-       OPT_VERSION, OPT_NET, OPT_STATS, OPT_ACPI, OPT_DUMP_DTB, OPT_CPUID_DUMP, OPT_SECCOMP,
-       OPT_DROP_CAPS, OPT_SECCOMP_LIST };
+       OPT_VERSION, OPT_NET, OPT_STATS, OPT_ACPI, OPT_MEM_OVERCOMMIT, OPT_DUMP_DTB,
+       OPT_CPUID_DUMP, OPT_SECCOMP, OPT_DROP_CAPS, OPT_SECCOMP_LIST, OPT_END };
 
 static const struct option cli_long_options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -78,6 +91,7 @@ static const struct option cli_long_options[] = {
 	{ "net", required_argument, NULL, OPT_NET },
 	{ "stats", optional_argument, NULL, OPT_STATS },
 	{ "acpi", required_argument, NULL, OPT_ACPI },
+	{ "mem-overcommit", no_argument, NULL, OPT_MEM_OVERCOMMIT },
 	{ "dump-dtb", required_argument, NULL, OPT_DUMP_DTB },
 	{ "cpuid-dump", optional_argument, NULL, OPT_CPUID_DUMP },
 	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
@@ -87,19 +101,6 @@ static const struct option cli_long_options[] = {
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
 };
-
-int cli_parse_uint(const char *text, unsigned min, unsigned max, unsigned *value)
-{
-	if (!text || !*text || *text == '-' || *text == '+')
-		return -EINVAL;
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(text, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return -EINVAL;
-	*value = (unsigned)v;
-	return 0;
-}
 
 int cli_parse_size(const char *text, uint64_t *bytes)
 {
@@ -141,7 +142,8 @@ static int cli_parse_serial(const char *text, struct minivmm_config *vm, struct 
 	return 0;
 }
 
-/* "N" or "N,pin=LIST" */
+/* "N" or "N,pin=LIST". The range of N and the length of LIST are the
+ * validator's (vmm/config.c). */
 static int cli_parse_cpus(const char *arg, struct minivmm_config *vm, struct vmm_err *err)
 {
 	char num[16];
@@ -151,9 +153,11 @@ static int cli_parse_cpus(const char *arg, struct minivmm_config *vm, struct vmm
 		len = sizeof(num) - 1;
 	memcpy(num, arg, len);
 	num[len] = '\0';
-	if (cli_parse_uint(num, 1, MINIVMM_MAX_CPUS, &vm->ncpus))
-		return vmm_err_set(err, EINVAL, "--cpus: '%s' is not a number from 1 to %d", num,
-				   MINIVMM_MAX_CPUS);
+	int rc = net_config_parse_number(num, &vm->ncpus);
+	if (rc == -ERANGE)
+		return vmm_err_set(err, EINVAL, "--cpus: '%s' is too large", num);
+	if (rc)
+		return vmm_err_set(err, EINVAL, "--cpus: '%s' is not a number", num);
 	if (!comma)
 		return 0;
 	if (strncmp(comma + 1, "pin=", 4) != 0)
@@ -163,9 +167,6 @@ static int cli_parse_cpus(const char *arg, struct minivmm_config *vm, struct vmm
 	if (n < 0)
 		return vmm_err_set(err, EINVAL, "--cpus pin: %s", e.msg);
 	vm->nr_vcpu_cpus = (unsigned)n;
-	if (vm->nr_vcpu_cpus < vm->ncpus)
-		return vmm_err_set(err, EINVAL, "--cpus pin: %u CPUs listed for %u vCPUs",
-				   vm->nr_vcpu_cpus, vm->ncpus);
 	return 0;
 }
 
@@ -184,6 +185,7 @@ static int cli_apply(int opt, const char *arg, struct cli_options *o, struct vmm
 	case OPT_CPUS:
 		return cli_parse_cpus(arg, &o->vm, err);
 	case OPT_NET:
+		/* The array holds MINIVMM_MAX_NETS: the validator's limit. */
 		if (o->vm.nr_nets == MINIVMM_MAX_NETS)
 			return vmm_err_set(err, EINVAL, "--net: at most %d network devices", MINIVMM_MAX_NETS);
 		minivmm_net_config_init(&o->vm.net[o->vm.nr_nets]);
@@ -201,9 +203,9 @@ static int cli_apply(int opt, const char *arg, struct cli_options *o, struct vmm
 		return 0;
 	case OPT_CPUID_DUMP:
 		if (!arg || strcmp(arg, "guest") == 0)
-			o->cpuid_dump = CPUID_DUMP_GUEST;
+			o->cpuid_dump = MINIVMM_CPUID_DUMP_GUEST;
 		else if (strcmp(arg, "supported") == 0)
-			o->cpuid_dump = CPUID_DUMP_SUPPORTED;
+			o->cpuid_dump = MINIVMM_CPUID_DUMP_SUPPORTED;
 		else
 			return vmm_err_set(err, EINVAL, "--cpuid-dump: '%s' is not guest or supported", arg);
 		return 0;
@@ -218,8 +220,9 @@ static int cli_apply(int opt, const char *arg, struct cli_options *o, struct vmm
 	case OPT_MEM:
 		if (cli_parse_size(arg, &o->vm.mem_size))
 			return vmm_err_set(err, EINVAL, "--mem: '%s' is not a size such as 256M or 1G", arg);
-		if (o->vm.mem_size < (16ull << 20) || o->vm.mem_size % (2ull << 20))
-			return vmm_err_set(err, EINVAL, "--mem: '%s' must be at least 16M and a multiple of 2M", arg);
+		return 0;
+	case OPT_MEM_OVERCOMMIT:
+		o->vm.mem_overcommit = 1;
 		return 0;
 	case OPT_SERIAL:
 		return cli_parse_serial(arg, &o->vm, err);
@@ -255,10 +258,28 @@ static int cli_apply(int opt, const char *arg, struct cli_options *o, struct vmm
 	}
 }
 
+/* Options that may appear once: a second --kernel would silently win. */
+static bool cli_single_valued(int opt)
+{
+	return opt != OPT_NET && opt != OPT_HELP && opt != OPT_VERSION && opt != OPT_MEM_OVERCOMMIT &&
+	       opt != OPT_DROP_CAPS && opt != OPT_SECCOMP_LIST;
+}
+
+static const char *cli_option_name(int opt)
+{
+	for (const struct option *o = cli_long_options; o->name; o++)
+		if (o->val == opt)
+			return o->name;
+	return "?";
+}
+
 int cli_parse(int argc, char **argv, struct cli_options *o, struct vmm_err *err)
 {
 	memset(o, 0, sizeof(*o));
 	minivmm_config_init(&o->vm);
+	/* The value each single-valued option was given, for "given twice". */
+	const char *given[OPT_END - OPT_KERNEL] = { 0 };
+	bool seen[OPT_END - OPT_KERNEL] = { false };
 	opterr = 0;   /* we print our own one-line errors */
 	optind = 1;
 	for (;;) {
@@ -272,15 +293,31 @@ int cli_parse(int argc, char **argv, struct cli_options *o, struct vmm_err *err)
 				return vmm_err_set(err, EINVAL, "%s needs a value", bad);
 			return vmm_err_set(err, EINVAL, "unknown option '%s'", bad);
 		}
+		if (opt >= OPT_KERNEL && opt < OPT_END && cli_single_valued(opt)) {
+			unsigned i = (unsigned)(opt - OPT_KERNEL);
+			if (seen[i])
+				return vmm_err_set(err, EINVAL, "--%s given twice ('%s' and '%s')",
+						   cli_option_name(opt), given[i] ? given[i] : "",
+						   optarg ? optarg : "");
+			seen[i] = true;
+			given[i] = optarg;
+		}
 		int rc = cli_apply(opt, optarg, o, err);
 		if (rc)
 			return rc;
 	}
 	if (optind < argc)
 		return vmm_err_set(err, EINVAL, "unexpected argument '%s'", argv[optind]);
-	if (o->help || o->version || o->cpuid_dump || o->seccomp_list)
+	if (o->help || o->version || o->seccomp_list)
 		return 0;
-	if (!o->vm.kernel_path)
-		return vmm_err_set(err, EINVAL, "--kernel PATH is required");
+	/* Ranges and consistency: the library's own validator, so the words
+	 * are those an embedding program gets from minivmm_create().
+	 * --cpuid-dump runs no kernel, but its --cpus is checked as well. */
+	struct minivmm_config check = o->vm;
+	if (o->cpuid_dump && !check.kernel_path)
+		check.kernel_path = "-";
+	char msg[sizeof(err->msg)];
+	if (minivmm_config_validate(&check, msg, sizeof(msg)) < 0)
+		return vmm_err_set(err, EINVAL, "%s", msg);
 	return 0;
 }

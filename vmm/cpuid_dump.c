@@ -4,6 +4,7 @@
 #include "vmm/cpuid_dump.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -151,5 +152,22 @@ int cpuid_dump(FILE *out, enum cpuid_dump_what what, unsigned ncpus, struct vmm_
 	kvm_close(&kvm);
 	if (rc == 0 && (fflush(out) != 0 || ferror(out)))
 		rc = vmm_err_sys(err, errno, "cannot write the CPUID dump");
+	return rc;
+}
+
+int minivmm_cpuid_dump(FILE *out, enum minivmm_cpuid_dump_what what, unsigned ncpus, char *errbuf,
+		       size_t errlen)
+{
+	struct vmm_err err = { 0 };
+	int rc;
+	if (what != MINIVMM_CPUID_DUMP_GUEST && what != MINIVMM_CPUID_DUMP_SUPPORTED)
+		rc = vmm_err_set(&err, EINVAL, "--cpuid-dump: %d is not guest or supported", (int)what);
+	else if (ncpus > MINIVMM_MAX_CPUS)
+		rc = vmm_err_set(&err, EINVAL, "--cpus: '%u' is not a number from 1 to %d", ncpus,
+				 MINIVMM_MAX_CPUS);
+	else
+		rc = cpuid_dump(out, (enum cpuid_dump_what)what, ncpus, &err);
+	if (rc && errbuf && errlen)
+		snprintf(errbuf, errlen, "%s", err.msg);
 	return rc;
 }

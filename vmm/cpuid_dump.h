@@ -5,11 +5,13 @@
 #include <stdio.h>
 
 #include "base/error.h"
+#include "minivmm.h"
 
+/* The embedding API's values (minivmm_cpuid_dump). */
 enum cpuid_dump_what {
 	CPUID_DUMP_NONE,
-	CPUID_DUMP_GUEST,       /* the CPUID of vCPU 0, the changes and why, the boot MSRs */
-	CPUID_DUMP_SUPPORTED,   /* KVM_GET_SUPPORTED_CPUID as is: a tests/unit/data file */
+	CPUID_DUMP_GUEST = MINIVMM_CPUID_DUMP_GUEST,         /* the CPUID of vCPU 0, the changes and why, the boot MSRs */
+	CPUID_DUMP_SUPPORTED = MINIVMM_CPUID_DUMP_SUPPORTED, /* KVM_GET_SUPPORTED_CPUID as is: a tests/unit/data file */
 };
 
 /* Open /dev/kvm, create a VM and vCPU 0 of `ncpus` as a run would, and print

@@ -6,21 +6,21 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/confine.h"
 #include "minivmm.h"
 #include "minivmm_abi.h"
 #include "vmm/cli.h"
-#include "vmm/cpuid_dump.h"
+#include "vmm/process.h"
 #include "vmm/seccomp.h"
-#include "vmm/vcpu.h"
 
 struct signal_watch {
 	struct minivmm *vm;
 	sigset_t set;
 	int stats;  /* --stats: 0 none, 1 table, 2 JSON */
 	int done;   /* set by main when the VM has stopped */
-	struct confine confine;   /* this thread's filter and capabilities */
+	const struct confine *confine;   /* the program's threads' filters and capabilities */
 };
 
 /* Termination signals become a clean stop: the terminal is restored and
@@ -30,7 +30,7 @@ static void *signal_watch_main(void *arg)
 	struct signal_watch *w = arg;
 	pthread_setname_np(pthread_self(), "signals");
 	struct vmm_err err = { 0 };
-	if (confine_enter(&w->confine, CONFINE_SIGNALS, &err) < 0) {
+	if (confine_enter(w->confine, CONFINE_SIGNALS, &err) < 0) {
 		minivmm_request_stop(w->vm, MINIVMM_EXIT_HOST_ERROR, err.msg);
 		return NULL;
 	}
@@ -46,14 +46,16 @@ static void *signal_watch_main(void *arg)
 		}
 		char reason[64];
 		snprintf(reason, sizeof(reason), "stopped by signal %d (%s)", sig, strsignal(sig));
-		minivmm_request_stop(w->vm, 128 + sig, reason);
+		minivmm_request_stop(w->vm, MINIVMM_EXIT_SIGNAL_BASE + sig, reason);
 	}
 }
 
-/* The signal thread is the command's, not the library's: its filter is
- * built here, with the VM's mode (and the VM says what that mode is). */
-static int signal_watch_confinement(const struct minivmm_config *cfg, struct confine *c,
-				    struct vmm_err *err)
+/* The library confines the threads it starts; this thread and the signal
+ * thread are the program's, so their filters are built here (vmm/seccomp.c
+ * and base/confine.c are linked into the program too) with the VM's mode;
+ * the VM says what that mode is. */
+static int program_confinement(const struct minivmm_config *cfg, struct confine *c,
+			       struct vmm_err *err)
 {
 	memset(c, 0, sizeof(*c));
 	enum minivmm_seccomp mode = seccomp_effective_mode(cfg->seccomp);
@@ -62,8 +64,8 @@ static int signal_watch_confinement(const struct minivmm_config *cfg, struct con
 	if (!c->filters)
 		return 0;
 	struct confine_needs needs;
-	confine_needs_from_config(cfg, VCPU_KICK_SIGNAL, &needs);
-	return seccomp_lists_build(c, &needs, mode, 1u << CONFINE_SIGNALS, err);
+	confine_needs_from_config(cfg, cfg->kick_signal, &needs);
+	return seccomp_lists_build(c, &needs, mode, (1u << CONFINE_MAIN) | (1u << CONFINE_SIGNALS), err);
 }
 
 static uint64_t monotonic_ns(void)
@@ -73,8 +75,19 @@ static uint64_t monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* What the process can return: a status outside 0..255 would be cut to
+ * its low byte by exit() and mean something else. */
+static int process_status(int status)
+{
+	return status >= 0 && status <= 255 ? status : MINIVMM_EXIT_HOST_ERROR;
+}
+
 int main(int argc, char **argv)
 {
+	/* Before anything opens a file: see process_reserve_stdio(). */
+	if (process_reserve_stdio() < 0)
+		return MINIVMM_EXIT_HOST_ERROR;
+	process_ignore_sigpipe();
 	uint64_t start_ns = monotonic_ns();
 	struct cli_options opts;
 	struct vmm_err err = { 0 };
@@ -95,13 +108,16 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (opts.cpuid_dump) {
-		if (cpuid_dump(stdout, opts.cpuid_dump, opts.vm.ncpus, &err) < 0) {
-			fprintf(stderr, "minivmm: %s\n", err.msg);
+		char msg[512];
+		if (minivmm_cpuid_dump(stdout, opts.cpuid_dump, opts.vm.ncpus, msg, sizeof(msg)) < 0) {
+			fprintf(stderr, "minivmm: %s\n", msg);
 			return MINIVMM_EXIT_USAGE;
 		}
 		return 0;
 	}
 	opts.vm.start_ns = start_ns;
+	if (opts.vm.serial == MINIVMM_SERIAL_STDIO)
+		process_guard_terminal(opts.vm.serial_in_fd);
 
 	/* Block termination signals before any thread exists, so that only
 	 * the watcher thread receives them. */
@@ -109,8 +125,13 @@ int main(int argc, char **argv)
 	sigemptyset(&watch.set);
 	sigaddset(&watch.set, SIGINT);
 	sigaddset(&watch.set, SIGTERM);
-	sigaddset(&watch.set, SIGHUP);
+	sigaddset(&watch.set, SIGQUIT);
 	sigaddset(&watch.set, SIGUSR1);
+	/* nohup: a SIGHUP ignored when we start stays ignored (sigwait would
+	 * take a blocked one even so). */
+	struct sigaction hup;
+	if (sigaction(SIGHUP, NULL, &hup) < 0 || hup.sa_handler != SIG_IGN)
+		sigaddset(&watch.set, SIGHUP);
 	watch.stats = opts.stats;
 	pthread_sigmask(SIG_BLOCK, &watch.set, NULL);
 
@@ -131,20 +152,34 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	watch.vm = vm;
-	if (signal_watch_confinement(&opts.vm, &watch.confine, &err) < 0) {
+	struct confine confine;
+	if (program_confinement(&opts.vm, &confine, &err) < 0) {
 		fprintf(stderr, "minivmm: %s\n", err.msg);
 		minivmm_destroy(vm);
 		return MINIVMM_EXIT_HOST_ERROR;
 	}
+	watch.confine = &confine;
 	pthread_t watcher;
 	if (pthread_create(&watcher, NULL, signal_watch_main, &watch) != 0) {
 		fprintf(stderr, "minivmm: cannot start the signal thread\n");
-		seccomp_lists_free(&watch.confine);
+		seccomp_lists_free(&confine);
 		minivmm_destroy(vm);
 		return MINIVMM_EXIT_HOST_ERROR;
 	}
 
-	int status = minivmm_run(vm);
+	/* The VM runs on the library's thread, which confines itself; this
+	 * one, having started every thread it will, confines itself too: from
+	 * here on it waits, prints and tears down. */
+	int status;
+	if (minivmm_start(vm, msg, sizeof(msg)) < 0) {
+		fprintf(stderr, "minivmm: %s\n", msg);
+		status = MINIVMM_EXIT_HOST_ERROR;
+	} else {
+		if (confine_enter(&confine, CONFINE_MAIN, &err) < 0)
+			minivmm_request_stop(vm, MINIVMM_EXIT_HOST_ERROR, err.msg);
+		status = minivmm_wait(vm);
+		status = process_status(status < 0 ? MINIVMM_EXIT_HOST_ERROR : status);
+	}
 	const char *reason = minivmm_stop_reason(vm);
 	if (*reason)
 		fprintf(stderr, "minivmm: %s%s (exit status %d)\n",
@@ -156,7 +191,7 @@ int main(int argc, char **argv)
 	__atomic_store_n(&watch.done, 1, __ATOMIC_RELEASE);
 	pthread_kill(watcher, SIGTERM);
 	pthread_join(watcher, NULL);
-	seccomp_lists_free(&watch.confine);
 	minivmm_destroy(vm);
+	seccomp_lists_free(&confine);
 	return status;
 }

@@ -1,22 +1,14 @@
 #include "vmm/net_config.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "vmm/cli.h"
+#include "vmm/config.h"
 #include "vmm/cpulist.h"
-
-void minivmm_net_config_init(struct minivmm_net_config *net)
-{
-	memset(net, 0, sizeof(*net));
-	net->backend = MINIVMM_NET_TAP;
-	net->queues = 1;
-	net->mtu = 1500;
-	net->queue_size = 256;
-	net->engine = MINIVMM_ENGINE_URING;
-	net->qdisc_bypass = 1;
-}
 
 int net_config_parse_mac(const char *text, unsigned char mac[6])
 {
@@ -32,161 +24,362 @@ int net_config_parse_mac(const char *text, unsigned char mac[6])
 	return 0;
 }
 
+int net_config_parse_number(const char *text, unsigned *value)
+{
+	if (!text || *text < '0' || *text > '9')
+		return -EINVAL;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(text, &end, 10);
+	if (*end)
+		return -EINVAL;
+	if (errno || v > UINT_MAX)
+		return -ERANGE;
+	*value = (unsigned)v;
+	return 0;
+}
+
+/* ---- one function per key ----------------------------------------------------
+ * Each turns its text into the field; ranges are the validator's. */
+
+typedef int (*net_key_fn)(struct minivmm_net_config *net, const char *key, const char *value,
+			  struct vmm_err *err);
+
+static int number_key(const char *key, const char *value, unsigned *field, struct vmm_err *err)
+{
+	int rc = net_config_parse_number(value, field);
+	if (rc == -ERANGE)
+		return vmm_err_set(err, EINVAL, "--net %s: '%s' is too large", key, value);
+	if (rc)
+		return vmm_err_set(err, EINVAL, "--net %s: '%s' is not a number", key, value);
+	return 0;
+}
+
 static int set_ifname(struct minivmm_net_config *net, const char *key, const char *value,
 		      struct vmm_err *err)
 {
+	if (!*value)
+		return vmm_err_set(err, EINVAL, "--net %s=: empty interface name", key);
 	if (strlen(value) >= sizeof(net->ifname))
 		return vmm_err_set(err, EINVAL, "--net %s: interface name '%s' is too long", key, value);
 	snprintf(net->ifname, sizeof(net->ifname), "%s", value);
 	return 0;
 }
 
-static int net_apply(struct minivmm_net_config *net, const char *key, const char *value,
-		     struct vmm_err *err)
+static int key_tap(struct minivmm_net_config *net, const char *key, const char *value,
+		   struct vmm_err *err)
 {
-	unsigned u;
-	if (strcmp(key, "tap") == 0) {
-		net->backend = MINIVMM_NET_TAP;
-		return value ? set_ifname(net, key, value, err) : 0;
-	}
-	if (!value)
-		return vmm_err_set(err, EINVAL, "--net: '%s' needs a value (" NET_SYNTAX ")", key);
-	if (strcmp(key, "packet") == 0) {
-		net->backend = MINIVMM_NET_PACKET;
-		return set_ifname(net, key, value, err);
-	}
-	if (strcmp(key, "queues") == 0) {
-		if (cli_parse_uint(value, 1, MINIVMM_MAX_QUEUE_PAIRS, &net->queues))
-			return vmm_err_set(err, EINVAL, "--net queues: '%s' is not a number from 1 to %d",
-					   value, MINIVMM_MAX_QUEUE_PAIRS);
+	net->backend = MINIVMM_NET_TAP;
+	return value ? set_ifname(net, key, value, err) : 0;   /* "tap" alone: a new tap */
+}
+
+static int key_packet(struct minivmm_net_config *net, const char *key, const char *value,
+		      struct vmm_err *err)
+{
+	net->backend = MINIVMM_NET_PACKET;
+	if (!*value)
+		return vmm_err_set(err, EINVAL, "--net packet=IFACE: the host interface is required");
+	return set_ifname(net, key, value, err);
+}
+
+static int key_xdp(struct minivmm_net_config *net, const char *key, const char *value,
+		   struct vmm_err *err)
+{
+	net->backend = MINIVMM_NET_XDP;
+	if (!*value)
+		return vmm_err_set(err, EINVAL, "--net xdp=IFACE: the host interface is required");
+	return set_ifname(net, key, value, err);
+}
+
+static int key_queues(struct minivmm_net_config *net, const char *key, const char *value,
+		      struct vmm_err *err)
+{
+	return number_key(key, value, &net->queues, err);
+}
+
+static int key_threads(struct minivmm_net_config *net, const char *key, const char *value,
+		       struct vmm_err *err)
+{
+	(void)key;
+	if (strcmp(value, "auto") == 0) {
+		net->threads = MINIVMM_THREADS_AUTO;
 		return 0;
 	}
-	if (strcmp(key, "threads") == 0) {
-		if (strcmp(value, "per-queue") == 0) {
-			net->threads = 0;
+	if (strcmp(value, "per-queue") == 0) {
+		net->threads = 0;
+		return 0;
+	}
+	/* 0 is how the struct says per-queue: not a number of threads. */
+	if (net_config_parse_number(value, &net->threads) || net->threads == 0)
+		return vmm_err_set(err, EINVAL, CONFIG_NET_THREADS_MSG, value, MINIVMM_MAX_QUEUE_PAIRS);
+	return 0;
+}
+
+static int key_cpus(struct minivmm_net_config *net, const char *key, const char *value,
+		    struct vmm_err *err)
+{
+	(void)key;
+	struct vmm_err e = { 0 };
+	int n = cpulist_parse(value, net->cpus, MINIVMM_MAX_QUEUE_PAIRS, &e);
+	if (n < 0)
+		return vmm_err_set(err, EINVAL, "--net cpus: %s", e.msg);
+	net->nr_cpus = (unsigned)n;
+	return 0;
+}
+
+static int key_mac(struct minivmm_net_config *net, const char *key, const char *value,
+		   struct vmm_err *err)
+{
+	(void)key;
+	if (net_config_parse_mac(value, net->mac))
+		return vmm_err_set(err, EINVAL, "--net mac: '%s' is not a unicast MAC such as 02:00:00:00:00:01", value);
+	net->mac_set = 1;
+	return 0;
+}
+
+static int key_mtu(struct minivmm_net_config *net, const char *key, const char *value,
+		   struct vmm_err *err)
+{
+	return number_key(key, value, &net->mtu, err);
+}
+
+static int key_queue_size(struct minivmm_net_config *net, const char *key, const char *value,
+			  struct vmm_err *err)
+{
+	return number_key(key, value, &net->queue_size, err);
+}
+
+static int key_engine(struct minivmm_net_config *net, const char *key, const char *value,
+		      struct vmm_err *err)
+{
+	(void)key;
+	if (strcmp(value, "uring") == 0 || strcmp(value, "io_uring") == 0)
+		net->engine = MINIVMM_ENGINE_URING;
+	else if (strcmp(value, "epoll") == 0)
+		net->engine = MINIVMM_ENGINE_EPOLL;
+	else
+		return vmm_err_set(err, EINVAL, "--net engine: '%s' is not uring or epoll", value);
+	return 0;
+}
+
+static int key_poll_us(struct minivmm_net_config *net, const char *key, const char *value,
+		       struct vmm_err *err)
+{
+	if (strcmp(value, "auto") == 0) {
+		net->poll_us = MINIVMM_POLL_AUTO;
+		return 0;
+	}
+	return number_key(key, value, &net->poll_us, err);
+}
+
+/* on|off into *flag; the key names it in the message. */
+static int on_off(const char *key, const char *value, int *flag, struct vmm_err *err)
+{
+	if (strcmp(value, "on") == 0)
+		*flag = 1;
+	else if (strcmp(value, "off") == 0)
+		*flag = 0;
+	else
+		return vmm_err_set(err, EINVAL, "--net %s: '%s' is not on or off", key, value);
+	return 0;
+}
+
+static int key_fixed_files(struct minivmm_net_config *net, const char *key, const char *value,
+			   struct vmm_err *err)
+{
+	return on_off(key, value, &net->uring_fixed_files, err);
+}
+
+static int key_fixed_buffers(struct minivmm_net_config *net, const char *key, const char *value,
+			     struct vmm_err *err)
+{
+	return on_off(key, value, &net->uring_fixed_buffers, err);
+}
+
+static int key_defer_taskrun(struct minivmm_net_config *net, const char *key, const char *value,
+			     struct vmm_err *err)
+{
+	return on_off(key, value, &net->uring_defer_taskrun, err);
+}
+
+static int key_xdp_zero_copy(struct minivmm_net_config *net, const char *key, const char *value,
+			     struct vmm_err *err)
+{
+	return on_off(key, value, &net->xdp_zero_copy, err);
+}
+
+static int key_fanout(struct minivmm_net_config *net, const char *key, const char *value,
+		      struct vmm_err *err)
+{
+	(void)key;
+	static const struct { const char *name; unsigned type; } modes[] = {
+		{ "hash", 0 }, { "lb", 1 }, { "cpu", 2 }, { "qm", 5 },
+	};
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (strcmp(value, modes[i].name) == 0) {
+			net->fanout = modes[i].type;
 			return 0;
 		}
-		if (cli_parse_uint(value, 1, MINIVMM_MAX_QUEUE_PAIRS, &net->threads))
-			return vmm_err_set(err, EINVAL, "--net threads: '%s' is not per-queue or a number from 1 to %d",
-					   value, MINIVMM_MAX_QUEUE_PAIRS);
-		return 0;
+	return vmm_err_set(err, EINVAL, "--net fanout: '%s' is not hash, cpu, lb or qm", value);
+}
+
+static int key_rx(struct minivmm_net_config *net, const char *key, const char *value,
+		  struct vmm_err *err)
+{
+	(void)key;
+	if (strcmp(value, "ring") == 0)
+		net->rx_recv = 0;
+	else if (strcmp(value, "recv") == 0)
+		net->rx_recv = 1;
+	else
+		return vmm_err_set(err, EINVAL, "--net rx: '%s' is not ring or recv", value);
+	return 0;
+}
+
+static int key_qdisc_bypass(struct minivmm_net_config *net, const char *key, const char *value,
+			    struct vmm_err *err)
+{
+	(void)key;
+	if (strcmp(value, "on") == 0)
+		net->qdisc_bypass = 1;
+	else if (strcmp(value, "off") == 0)
+		net->qdisc_bypass = 0;
+	else
+		return vmm_err_set(err, EINVAL, "--net qdisc-bypass: '%s' is not on or off", value);
+	return 0;
+}
+
+/* Keys sharing a slot exclude each other (one backend per device); every
+ * slot may be given once. A new key is one line here and one function. */
+enum { SLOT_BACKEND, SLOT_QUEUES, SLOT_THREADS, SLOT_CPUS, SLOT_MAC, SLOT_MTU, SLOT_QUEUE_SIZE,
+       SLOT_ENGINE, SLOT_POLL_US, SLOT_FANOUT, SLOT_RX, SLOT_QDISC_BYPASS, SLOT_FIXED_FILES,
+       SLOT_FIXED_BUFFERS, SLOT_DEFER_TASKRUN, SLOT_XDP_ZERO_COPY, NR_SLOTS };
+
+static const struct net_key {
+	const char *name;
+	unsigned slot;
+	bool value_optional;
+	net_key_fn apply;
+} net_keys[] = {
+	{ "tap", SLOT_BACKEND, true, key_tap },
+	{ "packet", SLOT_BACKEND, false, key_packet },
+	{ "xdp", SLOT_BACKEND, false, key_xdp },
+	{ "queues", SLOT_QUEUES, false, key_queues },
+	{ "threads", SLOT_THREADS, false, key_threads },
+	{ "cpus", SLOT_CPUS, false, key_cpus },
+	{ "mac", SLOT_MAC, false, key_mac },
+	{ "mtu", SLOT_MTU, false, key_mtu },
+	{ "queue-size", SLOT_QUEUE_SIZE, false, key_queue_size },
+	{ "engine", SLOT_ENGINE, false, key_engine },
+	{ "poll-us", SLOT_POLL_US, false, key_poll_us },
+	{ "fanout", SLOT_FANOUT, false, key_fanout },
+	{ "rx", SLOT_RX, false, key_rx },
+	{ "qdisc-bypass", SLOT_QDISC_BYPASS, false, key_qdisc_bypass },
+	{ "fixed-files", SLOT_FIXED_FILES, false, key_fixed_files },
+	{ "fixed-buffers", SLOT_FIXED_BUFFERS, false, key_fixed_buffers },
+	{ "defer-taskrun", SLOT_DEFER_TASKRUN, false, key_defer_taskrun },
+	{ "xdp-zero-copy", SLOT_XDP_ZERO_COPY, false, key_xdp_zero_copy },
+};
+
+static const struct net_key *net_key_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(net_keys) / sizeof(net_keys[0]); i++)
+		if (strcmp(net_keys[i].name, name) == 0)
+			return &net_keys[i];
+	return NULL;
+}
+
+/* One item of the spec, split at '='. */
+struct net_item {
+	const char *key;
+	const char *value;   /* NULL: no '=' */
+};
+
+static void item_text(const struct net_item *it, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s", it->key, it->value ? "=" : "", it->value ? it->value : "");
+}
+
+struct net_parse {
+	struct minivmm_net_config *net;
+	struct net_item seen[NR_SLOTS];
+	bool have[NR_SLOTS];
+};
+
+static int net_apply(struct net_parse *p, const struct net_item *it, struct vmm_err *err)
+{
+	const struct net_key *k = net_key_find(it->key);
+	if (!k)
+		return vmm_err_set(err, EINVAL, "--net: unknown key '%s' (" NET_SYNTAX ")", it->key);
+	if (!it->value && !k->value_optional)
+		return vmm_err_set(err, EINVAL, "--net: '%s' needs a value (" NET_SYNTAX ")", it->key);
+	if (p->have[k->slot]) {
+		char a[96], b[96];
+		item_text(&p->seen[k->slot], a, sizeof(a));
+		item_text(it, b, sizeof(b));
+		if (strcmp(p->seen[k->slot].key, it->key) == 0)
+			return vmm_err_set(err, EINVAL, "--net: '%s' given twice ('%s' and '%s')", it->key, a, b);
+		return vmm_err_set(err, EINVAL, "--net: '%s' and '%s' both choose the backend: one per device", a, b);
 	}
-	if (strcmp(key, "cpus") == 0) {
-		struct vmm_err e = { 0 };
-		int n = cpulist_parse(value, net->cpus, MINIVMM_MAX_QUEUE_PAIRS, &e);
-		if (n < 0)
-			return vmm_err_set(err, EINVAL, "--net cpus: %s", e.msg);
-		net->nr_cpus = (unsigned)n;
-		return 0;
-	}
-	if (strcmp(key, "mac") == 0) {
-		if (net_config_parse_mac(value, net->mac))
-			return vmm_err_set(err, EINVAL, "--net mac: '%s' is not a unicast MAC such as 02:00:00:00:00:01", value);
-		net->mac_set = 1;
-		return 0;
-	}
-	if (strcmp(key, "mtu") == 0) {
-		if (cli_parse_uint(value, 68, 65535, &net->mtu))
-			return vmm_err_set(err, EINVAL, "--net mtu: '%s' is not a number from 68 to 65535", value);
-		return 0;
-	}
-	if (strcmp(key, "queue-size") == 0) {
-		if (cli_parse_uint(value, 2, 1024, &u) || (u & (u - 1)))
-			return vmm_err_set(err, EINVAL, "--net queue-size: '%s' is not a power of two from 2 to 1024", value);
-		net->queue_size = u;
-		return 0;
-	}
-	if (strcmp(key, "engine") == 0) {
-		if (strcmp(value, "uring") == 0 || strcmp(value, "io_uring") == 0)
-			net->engine = MINIVMM_ENGINE_URING;
-		else if (strcmp(value, "epoll") == 0)
-			net->engine = MINIVMM_ENGINE_EPOLL;
-		else
-			return vmm_err_set(err, EINVAL, "--net engine: '%s' is not uring or epoll", value);
-		return 0;
-	}
-	if (strcmp(key, "poll-us") == 0) {
-		if (cli_parse_uint(value, 0, 1000000, &net->poll_us))
-			return vmm_err_set(err, EINVAL, "--net poll-us: '%s' is not a number from 0 to 1000000", value);
-		return 0;
-	}
-	if (strcmp(key, "fanout") == 0) {
-		static const struct { const char *name; unsigned type; } modes[] = {
-			{ "hash", 0 }, { "lb", 1 }, { "cpu", 2 }, { "qm", 5 },
-		};
-		for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
-			if (strcmp(value, modes[i].name) == 0) {
-				net->fanout = modes[i].type;
-				return 0;
-			}
-		return vmm_err_set(err, EINVAL, "--net fanout: '%s' is not hash, cpu, lb or qm", value);
-	}
-	if (strcmp(key, "rx") == 0) {
-		if (strcmp(value, "ring") == 0)
-			net->rx_recv = 0;
-		else if (strcmp(value, "recv") == 0)
-			net->rx_recv = 1;
-		else
-			return vmm_err_set(err, EINVAL, "--net rx: '%s' is not ring or recv", value);
-		return 0;
-	}
-	if (strcmp(key, "qdisc-bypass") == 0) {
-		if (strcmp(value, "on") == 0)
-			net->qdisc_bypass = 1;
-		else if (strcmp(value, "off") == 0)
-			net->qdisc_bypass = 0;
-		else
-			return vmm_err_set(err, EINVAL, "--net qdisc-bypass: '%s' is not on or off", value);
-		return 0;
-	}
-	return vmm_err_set(err, EINVAL, "--net: unknown key '%s' (" NET_SYNTAX ")", key);
+	p->have[k->slot] = true;
+	p->seen[k->slot] = *it;
+	return k->apply(p->net, it->key, it->value, err);
 }
 
 int net_config_parse(const char *spec, struct minivmm_net_config *net, struct vmm_err *err)
 {
 	char buf[512];
+	if (!*spec)
+		return vmm_err_set(err, EINVAL, "--net: empty value (" NET_SYNTAX ")");
 	if (strlen(spec) >= sizeof(buf))
 		return vmm_err_set(err, EINVAL, "--net: value too long");
 	snprintf(buf, sizeof(buf), "%s", spec);
-	/* "cpus=2,4,6" keeps its commas: words without '=' right after a
-	 * cpus= item belong to that CPU list. */
-	char *save = NULL;
+
+	/* Split at ',' by hand (strtok would skip empty items). "cpus=2,4,6"
+	 * keeps its commas: words without '=' right after a cpus= item belong
+	 * to that CPU list. */
+	struct net_parse p = { .net = net };
 	char cpus[256] = "";
-	for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+	struct net_item cpus_item = { 0 };
+	bool in_cpus = false;
+	char *item = buf;
+	for (;;) {
+		char *comma = strchr(item, ',');
+		if (comma)
+			*comma = '\0';
+		if (!*item)
+			return vmm_err_set(err, EINVAL, "--net: empty item in '%s'", spec);
 		char *eq = strchr(item, '=');
-		if (!eq && cpus[0] && strlen(cpus) + strlen(item) + 2 < sizeof(cpus)) {
+		if (!eq && in_cpus) {
+			if (strlen(cpus) + strlen(item) + 2 > sizeof(cpus))
+				return vmm_err_set(err, EINVAL, "--net cpus: list too long");
 			strcat(cpus, ",");
 			strcat(cpus, item);
-			continue;
+		} else {
+			if (eq)
+				*eq = '\0';
+			struct net_item it = { .key = item, .value = eq ? eq + 1 : NULL };
+			in_cpus = eq && strcmp(item, "cpus") == 0;
+			if (in_cpus && cpus_item.key)
+				return vmm_err_set(err, EINVAL, "--net: 'cpus' given twice ('cpus=%s' and 'cpus=%s')",
+						   cpus, it.value);
+			if (in_cpus) {
+				/* Applied once the whole list is known. */
+				snprintf(cpus, sizeof(cpus), "%s", it.value);
+				cpus_item = it;
+			} else {
+				int rc = net_apply(&p, &it, err);
+				if (rc)
+					return rc;
+			}
 		}
-		if (eq)
-			*eq = '\0';
-		if (eq && strcmp(item, "cpus") == 0) {
-			snprintf(cpus, sizeof(cpus), "%s", eq + 1);
-			continue;
-		}
-		int rc = net_apply(net, item, eq ? eq + 1 : NULL, err);
-		if (rc)
-			return rc;
+		if (!comma)
+			break;
+		item = comma + 1;
 	}
-	if (cpus[0]) {
-		int rc = net_apply(net, "cpus", cpus, err);
-		if (rc)
-			return rc;
+	if (cpus_item.key) {
+		cpus_item.value = cpus;
+		return net_apply(&p, &cpus_item, err);
 	}
-	return net_config_check(net, err);
-}
-
-int net_config_check(const struct minivmm_net_config *net, struct vmm_err *err)
-{
-	if (net->backend == MINIVMM_NET_PACKET && !net->ifname[0])
-		return vmm_err_set(err, EINVAL, "--net packet=IFACE: the host interface is required");
-	if (net->threads > net->queues)
-		return vmm_err_set(err, EINVAL, "--net threads=%u: more threads than the %u queue pairs",
-				   net->threads, net->queues);
-	unsigned workers = net->threads ? net->threads : net->queues;
-	if (net->nr_cpus && net->nr_cpus < workers)
-		return vmm_err_set(err, EINVAL, "--net cpus: %u CPUs listed for %u worker threads",
-				   net->nr_cpus, workers);
 	return 0;
 }

@@ -62,11 +62,12 @@ enum {
 	W_URING = 1 << 4,
 	W_EPOLL = 1 << 5,
 	W_DROP_CAPS = 1 << 6,
+	W_TTY = 1 << 7,
 };
 
 static const char *const when_names[] = {
 	"a network device", "tap", "packet", "packet, queues > 1", "engine=uring", "engine=epoll",
-	"--drop-caps",
+	"--drop-caps", "--serial stdio",
 };
 
 enum arg_kind {
@@ -75,6 +76,7 @@ enum arg_kind {
 	A_SET,         /* all of the bits vals[0] */
 	A_PID,         /* the VMM's pid */
 	A_KICK,        /* the vCPU kick signal */
+	A_TTY,         /* the terminal the guest's console reads (serial_in_fd) */
 };
 
 #define MAX_ALTS 12
@@ -111,6 +113,8 @@ struct seccomp_rule {
 			      .text = "the VMM's pid" }
 #define KICK(i)             { .idx = (i), .kind = A_KICK, .nvals = 1, .label = "sig", \
 			      .text = "the vCPU kick signal" }
+#define TTY(i)              { .idx = (i), .kind = A_TTY, .nvals = 1, .label = "fd", \
+			      .text = "the console's terminal" }
 
 #define SYS(x) .name = #x, .nr = SCMP_SYS(x)
 #define ARGS(...) .nargs = sizeof((struct rule_arg[]){ __VA_ARGS__ }) / sizeof(struct rule_arg), \
@@ -161,8 +165,10 @@ static const struct seccomp_rule rules[] = {
 	  .why = "free and thread exit give memory back" },
 	{ SYS(write), .roles = RL_ALL,
 	  .why = "log lines to stderr; eventfd signals (interrupts, kicks, stop requests); guest console" },
-	{ SYS(tgkill), .roles = RL_ALL, ARGS(PID(0), ONE_OF(2, "sig", SIGABRT)),
-	  .why = "abort() after a failed assertion: the process dies of SIGABRT, not of a filter" },
+	{ SYS(tgkill), .roles = RL_ALL, ARGS(PID(0), ONE_OF(2, "sig", SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE)),
+	  .why = "abort(), and the minivmm command's crash handler re-raising the signal: the process dies of it, not of a filter" },
+	{ SYS(ioctl), .roles = RL_ALL, .when = W_TTY, ARGS(TTY(0), ONE_OF(1, "request", TCSETS)),
+	  .why = "restore the terminal: at exit (main), and from the minivmm command's crash handler on any thread" },
 
 	/* ---- main: waits for the VM to stop, stops its threads, tears it down ---- */
 	{ SYS(exit_group), .roles = RL_MAIN, .why = "the process ends" },
@@ -171,7 +177,6 @@ static const struct seccomp_rule rules[] = {
 	{ SYS(tgkill), .roles = RL_MAIN, ARGS(PID(0), ONE_OF(2, "sig", SIGTERM)),
 	  .why = "the minivmm command wakes its signal thread to end it" },
 	IOCTL(RL_MAIN, 0, "unregister ioeventfds and irqfds when the devices go", KVM_IOEVENTFD, KVM_IRQFD),
-	IOCTL(RL_MAIN, 0, "restore the terminal (tcsetattr)", TCSETS),
 	IOCTL(RL_MAIN | RL_SIGNALS, 0, "stdio asks whether stdout/stderr is a terminal", TCGETS),
 	{ SYS(newfstatat), .roles = RL_MAIN | RL_SIGNALS | RL_LINK, .why = "stdio buffers, fopen, opendir" },
 	{ SYS(fstat), .roles = RL_MAIN | RL_SIGNALS | RL_LINK, .why = "stdio buffers, fopen, opendir" },
@@ -197,13 +202,12 @@ static const struct seccomp_rule rules[] = {
 	      TUNSETOFFLOAD),
 	IOCTL(RL_MAIN | RL_VCPU | RL_CTRL | RL_LINK, W_TAP, "attach and detach tap queues (VQ_PAIRS_SET, reset)",
 	      TUNSETQUEUE),
-	{ SYS(eventfd2), .roles = RL_VCPU | RL_LINK, .when = W_NET,
-	  .why = "a worker's stop eventfd, made by the thread that starts it" },
-	{ SYS(eventfd2), .roles = RL_CTRL, .when = W_PACKET_MQ,
-	  .why = "a worker's stop eventfd (VQ_PAIRS_SET restarts packet workers)" },
+	{ SYS(eventfd2), .roles = RL_VCPU | RL_CTRL | RL_LINK, .when = W_NET,
+	  .why = "a worker's stop eventfd, made by the thread that starts it (VQ_PAIRS_SET restarts workers on a packet device and with threads=auto)" },
 
 	/* ---- serial-in, control, link: waiting ---- */
-	{ SYS(poll), .roles = RL_SERIAL | RL_CTRL | RL_LINK, .why = "wait for input, a kick or a stop request" },
+	{ SYS(poll), .roles = RL_MAIN | RL_VCPU | RL_SERIAL | RL_CTRL | RL_LINK,
+	  .why = "wait for input, a kick or a stop request; the console's output to take a byte (vCPU)" },
 
 	/* ---- the spawner, and what its threads do before they confine themselves ---- */
 	{ SYS(clone), .roles = RL_SPAWNER, ARGS(SET(0, "flags", CLONE_VM | CLONE_THREAD | CLONE_SIGHAND)),
@@ -224,8 +228,9 @@ static const struct seccomp_rule rules[] = {
 	{ SYS(io_uring_setup), .roles = RL_SPAWNER, .when = W_URING,
 	  .why = "a worker makes its ring (created disabled, restricted, then enabled)" },
 	{ SYS(io_uring_register), .roles = RL_SPAWNER, .when = W_URING,
-	  ARGS(ONE_OF(1, "opcode", IORING_REGISTER_RESTRICTIONS, IORING_REGISTER_ENABLE_RINGS)),
-	  .why = "limit the ring to the engine's operations, then enable it" },
+	  ARGS(ONE_OF(1, "opcode", IORING_REGISTER_PROBE, IORING_REGISTER_FILES, IORING_REGISTER_BUFFERS,
+		      IORING_REGISTER_RESTRICTIONS, IORING_REGISTER_ENABLE_RINGS)),
+	  .why = "probe the ops, register fixed files and buffers, limit the ring to the engine's operations, enable it" },
 	{ SYS(epoll_create1), .roles = RL_SPAWNER, .when = W_EPOLL, .why = "a worker makes its epoll set" },
 	{ SYS(fcntl), .roles = RL_SPAWNER, .when = W_NET, ARGS(ONE_OF(1, "command", F_GETFL, F_SETFL)),
 	  .why = "a worker makes its backend fd non-blocking" },
@@ -235,7 +240,8 @@ static const struct seccomp_rule rules[] = {
 	  .why = "submit and reap; the operations themselves are not seen by seccomp (see below)" },
 	{ SYS(epoll_wait), .roles = RL_WORKER, .when = W_EPOLL, .why = "wait for kicks and the backend" },
 	{ SYS(epoll_ctl), .roles = RL_WORKER, .when = W_EPOLL, .why = "watch the backend only while reading" },
-	{ SYS(readv), .roles = RL_WORKER, .when = W_EPOLL, .why = "a frame from the backend into guest buffers" },
+	{ SYS(readv), .roles = RL_WORKER, .when = W_NET,
+	  .why = "a frame from the backend into guest buffers (epoll; io_uring where RWF_NOWAIT is refused)" },
 	{ SYS(writev), .roles = RL_WORKER, .when = W_EPOLL, .why = "a guest frame to the backend" },
 	{ SYS(read), .roles = RL_WORKER, .when = W_EPOLL, .why = "clear a kick eventfd" },
 	{ SYS(getsockopt), .roles = RL_WORKER, .when = W_NET,
@@ -270,7 +276,8 @@ static unsigned needs_mask(const struct confine_needs *n)
 {
 	return (n->net ? W_NET : 0) | (n->tap ? W_TAP : 0) | (n->packet ? W_PACKET : 0) |
 	       (n->packet_mq ? W_PACKET_MQ : 0) | (n->uring ? W_URING : 0) |
-	       (n->epoll ? W_EPOLL : 0) | (n->drop_caps ? W_DROP_CAPS : 0);
+	       (n->epoll ? W_EPOLL : 0) | (n->drop_caps ? W_DROP_CAPS : 0) |
+	       (n->terminal_fd >= 0 ? W_TTY : 0);
 }
 
 /* The spawner's threads run under its filter too: it allows all they do. */
@@ -291,6 +298,7 @@ void confine_needs_from_config(const struct minivmm_config *cfg, int kick_signal
 	n->kick_signal = kick_signal;
 	n->pid = getpid();
 	n->drop_caps = cfg->drop_caps;
+	n->terminal_fd = cfg->serial == MINIVMM_SERIAL_STDIO ? cfg->serial_in_fd : -1;
 	for (unsigned i = 0; i < cfg->nr_nets && i < MINIVMM_MAX_NETS; i++) {
 		const struct minivmm_net_config *net = &cfg->net[i];
 		n->net = true;
@@ -321,6 +329,8 @@ static struct scmp_arg_cmp arg_cmp(const struct rule_arg *a, unsigned alt, const
 		return (struct scmp_arg_cmp){ a->idx, SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint32_t)n->pid };
 	case A_KICK:
 		return (struct scmp_arg_cmp){ a->idx, SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint32_t)n->kick_signal };
+	case A_TTY:
+		return (struct scmp_arg_cmp){ a->idx, SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint32_t)n->terminal_fd };
 	default:
 		return (struct scmp_arg_cmp){ a->idx, SCMP_CMP_MASKED_EQ, 0xffffffffu,
 					      (uint32_t)a->vals[alt] };

@@ -11,22 +11,43 @@
 
 #include "boot/cpu_x86.h"
 #include "minivmm_abi.h"
+#include "vmm/config.h"
 
 static void vcpu_kick_handler(int sig)
 {
 	(void)sig;   /* its only job is to interrupt KVM_RUN */
 }
 
-int vcpu_install_kick_handler(struct vmm_err *err)
+int vcpu_install_kick_handler(int sig, struct vmm_err *err)
 {
+	char name[32];
+	config_signal_name(sig, name, sizeof(name));
+	struct sigaction old;
+	if (sigaction(sig, NULL, &old) < 0)
+		return vmm_err_sys(err, errno, "sigaction for the vCPU kick signal %s", name);
+	bool plain = !(old.sa_flags & SA_SIGINFO);
+	if (plain && old.sa_handler == vcpu_kick_handler)
+		return 0;
+	if (!plain || (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN))
+		return vmm_err_set(err, EBUSY,
+				   "the vCPU kick signal %s already has a handler in this process: choose another kick_signal",
+				   name);
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = vcpu_kick_handler;
 	sigemptyset(&sa.sa_mask);
 	/* No SA_RESTART: the point is for the ioctl to return. */
-	if (sigaction(VCPU_KICK_SIGNAL, &sa, NULL) < 0)
-		return vmm_err_sys(err, errno, "sigaction for the vCPU kick signal");
+	if (sigaction(sig, &sa, NULL) < 0)
+		return vmm_err_sys(err, errno, "sigaction for the vCPU kick signal %s", name);
 	return 0;
+}
+
+void vcpu_thread_signal_mask(sigset_t *set)
+{
+	sigfillset(set);
+	static const int synchronous[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS };
+	for (size_t i = 0; i < sizeof(synchronous) / sizeof(synchronous[0]); i++)
+		sigdelset(set, synchronous[i]);
 }
 
 int vcpu_create(struct vcpu *v, const struct vcpu_context *ctx, unsigned index, int pin_cpu,
@@ -194,15 +215,18 @@ static void *vcpu_thread_main(void *arg)
 	snprintf(name, sizeof(name), "vcpu%u", v->index);
 	pthread_setname_np(pthread_self(), name);
 
+	/* Started with everything blocked (vcpu_start); only the kick gets
+	 * through. SIGPIPE stays blocked: a console write to a closed pipe
+	 * returns EPIPE to the serial device instead of killing the process. */
 	sigset_t kick;
 	sigemptyset(&kick);
-	sigaddset(&kick, VCPU_KICK_SIGNAL);
+	sigaddset(&kick, v->ctx->kick_signal);
 	pthread_sigmask(SIG_UNBLOCK, &kick, NULL);
 
 	/* Before the guest runs: from here on the guest drives this thread. */
 	struct vmm_err err = { 0 };
 	if (confine_enter(v->ctx->confine, CONFINE_VCPU, &err) < 0) {
-		char what[320];
+		char what[sizeof(err.msg) + 32];
 		snprintf(what, sizeof(what), "vCPU %u: %s", v->index, err.msg);
 		vcpu_stop_vm(v, MINIVMM_EXIT_HOST_ERROR, what);
 		return NULL;
@@ -234,7 +258,12 @@ int vcpu_start(struct vcpu *v, struct vmm_err *err)
 		CPU_SET(v->pin_cpu, &set);
 		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
 	}
+	/* The thread inherits the mask it is created with. */
+	sigset_t all, old;
+	vcpu_thread_signal_mask(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	int rc = pthread_create(&v->thread, &attr, vcpu_thread_main, v);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	if (rc)
 		return vmm_err_sys(err, rc, "cannot start the thread of vCPU %u", v->index);
@@ -249,7 +278,7 @@ void vcpu_kick(struct vcpu *v)
 	/* immediate_exit covers the window before the thread enters KVM_RUN;
 	 * the signal covers a thread already inside it. */
 	__atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_RELEASE);
-	pthread_kill(v->thread, VCPU_KICK_SIGNAL);
+	pthread_kill(v->thread, v->ctx->kick_signal);
 }
 
 void vcpu_join(struct vcpu *v)

@@ -13,9 +13,6 @@
 #include "base/machine.h"
 #include "devices/bus.h"
 
-/* Sent to a vCPU thread to make it leave KVM_RUN. */
-#define VCPU_KICK_SIGNAL (SIGRTMIN + 1)
-
 /* What a vCPU needs of its VM, and nothing more: the vCPU never sees the VM
  * object. Everything here is fixed before the first vCPU runs. */
 struct vcpu_context {
@@ -28,6 +25,7 @@ struct vcpu_context {
 	struct bus *pio, *mmio;             /* read-only once vCPUs run */
 	const struct machine *machine;      /* stop requests */
 	const bool *stopping;               /* set (atomically) when the VM stops */
+	int kick_signal;                    /* interrupts KVM_RUN (vcpu_install_kick_handler) */
 	const struct confine *confine;      /* each vCPU thread confines itself */
 };
 
@@ -48,14 +46,22 @@ struct vcpu {
  * in-kernel LAPIC for INIT/SIPI, as on real hardware. */
 int vcpu_create(struct vcpu *v, const struct vcpu_context *ctx, unsigned index, int pin_cpu,
 		struct vmm_err *err);
+/* Start the thread. It blocks every asynchronous signal but the kick
+ * signal, whatever the caller's mask (see vcpu_thread_signal_mask). */
 int vcpu_start(struct vcpu *v, struct vmm_err *err);
-/* Make the vCPU leave KVM_RUN soon (immediate_exit + a signal). */
+/* Make the vCPU leave KVM_RUN soon (immediate_exit + the kick signal). */
 void vcpu_kick(struct vcpu *v);
 void vcpu_join(struct vcpu *v);
 void vcpu_destroy(struct vcpu *v);
 
 /* Install the (empty) handler of the signal used to kick vCPUs. Process-wide
- * but stateless, so calling it for every VM is harmless. */
-int vcpu_install_kick_handler(struct vmm_err *err);
+ * but stateless, so calling it for every VM is harmless. Refuses a signal
+ * that already has a handler that is not ours (the embedding program's):
+ * replacing it would break the program, sharing it would break the kick. */
+int vcpu_install_kick_handler(int sig, struct vmm_err *err);
+
+/* The mask every thread of the library runs with: all signals blocked but
+ * the synchronous ones (a fault must still reach its handler). */
+void vcpu_thread_signal_mask(sigset_t *set);
 
 #endif

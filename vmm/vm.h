@@ -48,15 +48,29 @@ struct minivmm {
 	struct vcpu_context vcpu_ctx;
 	unsigned ncpus;
 
-	/* Stop protocol: the first request records status and reason and
-	 * wakes minivmm_run(), which kicks every vCPU out of KVM_RUN. */
-	pthread_mutex_t stop_lock;
-	pthread_cond_t stop_cond;
-	bool stop_requested;
-	bool stopping;          /* read by vCPU threads without the lock */
+	/* Stop protocol (async-signal-safe on the requesting side): the
+	 * first request claims stop_claimed, records status and reason,
+	 * sets `stopping` and writes stop_fd; the thread running the VM
+	 * wakes on stop_fd and kicks every vCPU out of KVM_RUN. */
+	int stop_fd;            /* eventfd */
+	int stop_claimed;       /* atomic: 0 until the first stop request */
+	bool stopping;          /* atomic; read by vCPU threads */
 	int exit_status;
 	char stop_reason[2048];
-	bool ran;
+
+	/* Running: minivmm_run() on the caller's thread, or minivmm_start()
+	 * on run_thread. */
+	int run_state;          /* atomic: enum vm_run_state */
+	pthread_t run_thread;
+	bool run_thread_started;
+	pthread_mutex_t wait_lock;   /* serialises minivmm_wait() callers */
+	bool run_thread_joined;
+};
+
+enum vm_run_state {
+	VM_CREATED,     /* not run yet */
+	VM_RUNNING,     /* minivmm_run() or the run thread is inside vm_run() */
+	VM_FINISHED,    /* vm_run() returned: vCPUs joined, exit_status final */
 };
 
 /* Used by vCPU threads. */

@@ -31,7 +31,7 @@ static uint64_t vnet_offered_features(const struct virtio_net *n)
 	if (n->nr_pairs > 1)
 		f |= F(VIRTIO_NET_F_MQ);
 	/* Offer only what the backend can carry towards the guest. */
-	if (!n->backend.guest_gso)
+	if (!n->backend->guest_gso)
 		f &= ~(F(VIRTIO_NET_F_GUEST_TSO4) | F(VIRTIO_NET_F_GUEST_TSO6) | F(VIRTIO_NET_F_GUEST_ECN));
 	return f;
 }
@@ -113,7 +113,7 @@ static void vnet_log(void *opaque, const char *line)
 static void vnet_fail(void *opaque, const char *why)
 {
 	struct virtio_net *n = opaque;
-	char line[320];
+	char line[640];
 	snprintf(line, sizeof(line), "net%u: guest ring error (%s): device needs reset", n->index, why);
 	machine_log(n->ev, line);
 	virtio_mmio_set_needs_reset(n->transport, why);
@@ -163,8 +163,7 @@ static void vnet_setup_pair(struct virtio_net *n, unsigned p, uint64_t features)
 				    .kick_fd = n->transport->kick_fd[vnet_rx_queue(p)] };
 	qp->tx = (struct net_ring){ .ring = &n->vq[vnet_tx_queue(p)],
 				    .kick_fd = n->transport->kick_fd[vnet_tx_queue(p)] };
-	qp->fd = n->backend.fd[p];
-	qp->rx_ring = n->backend.ring[p];
+	qp->io = &n->backend->io[p];
 	qp->vnet_hdr_len = sizeof(struct virtio_net_hdr_v1);
 	qp->rx_frame_max = vnet_rx_frame_max(n, features);
 	qp->mrg_rxbuf = features & F(VIRTIO_NET_F_MRG_RXBUF);
@@ -194,26 +193,54 @@ static void vnet_free_datapaths(struct virtio_net *n)
 	}
 }
 
+static bool vnet_threads_auto(const struct virtio_net *n)
+{
+	return n->cfg.threads == MINIVMM_THREADS_AUTO;
+}
+
+/* How many pairs get workers and how many workers they get. threads=auto:
+ * the active pairs only, over no more workers than the host has cores left
+ * after the vCPUs (busy workers on the vCPUs' cores only fight them);
+ * VQ_PAIRS_SET redistributes (vnet_set_active_pairs restarts them). */
+static void vnet_worker_shape(const struct virtio_net *n, unsigned usable_pairs, unsigned *pairs,
+			      unsigned *threads)
+{
+	if (vnet_threads_auto(n)) {
+		*pairs = n->active_pairs < usable_pairs ? n->active_pairs : usable_pairs;
+		*threads = *pairs < n->auto_workers ? *pairs : n->auto_workers;
+		return;
+	}
+	*pairs = usable_pairs;
+	*threads = n->cfg.threads && n->cfg.threads < usable_pairs ? n->cfg.threads : usable_pairs;
+}
+
+static struct net_worker_config vnet_worker_config(const struct virtio_net *n, unsigned w)
+{
+	return (struct net_worker_config){
+		.engine = n->cfg.engine == MINIVMM_ENGINE_EPOLL ? NET_ENGINE_EPOLL : NET_ENGINE_URING,
+		.poll_us = n->cfg.poll_us == MINIVMM_POLL_AUTO ? NET_POLL_AUTO : n->cfg.poll_us,
+		.uring = { .no_fixed_files = !n->cfg.uring_fixed_files,
+			   .no_defer_taskrun = !n->cfg.uring_defer_taskrun,
+			   .fixed_buffers = n->cfg.uring_fixed_buffers, .mem = n->mem },
+		.cpu = w < n->cfg.nr_cpus ? n->cfg.cpus[w] : -1,
+		.unpinned = n->unpinned,
+		.confine = n->ev->confine,
+		.spawner = n->ev->spawner,
+	};
+}
+
 int vnet_start_workers(struct virtio_net *n, unsigned usable_pairs, struct vmm_err *err)
 {
-	unsigned threads = n->cfg.threads ? n->cfg.threads : usable_pairs;
-	if (threads > usable_pairs)
-		threads = usable_pairs;
+	unsigned pairs, threads;
+	vnet_worker_shape(n, usable_pairs, &pairs, &threads);
 	for (unsigned w = 0; w < threads; w++) {
 		struct net_queue_pair *mine[VNET_MAX_PAIRS];
 		unsigned count = 0;
-		for (unsigned p = 0; p < usable_pairs; p++)
-			if (vnet_worker_of_pair(p, usable_pairs, n->cfg.threads ? threads : 0) == w)
+		for (unsigned p = 0; p < pairs; p++)
+			if (vnet_worker_of_pair(p, pairs, threads < pairs ? threads : 0) == w)
 				mine[count++] = &n->qp[p];
-		struct net_worker_config wc = {
-			.engine = n->cfg.engine == MINIVMM_ENGINE_EPOLL ? NET_ENGINE_EPOLL : NET_ENGINE_URING,
-			.poll_us = n->cfg.poll_us,
-			.cpu = w < n->cfg.nr_cpus ? n->cfg.cpus[w] : -1,
-			.unpinned = n->unpinned,
-			.confine = n->ev->confine,
-			.spawner = n->ev->spawner,
-		};
-		if (threads == usable_pairs)
+		struct net_worker_config wc = vnet_worker_config(n, w);
+		if (threads == pairs)
 			snprintf(wc.name, sizeof(wc.name), "net%u-q%u", (uint8_t)n->index, (uint8_t)w);
 		else
 			snprintf(wc.name, sizeof(wc.name), "net%u-w%u", (uint8_t)n->index, (uint8_t)w);
@@ -246,9 +273,23 @@ static void vnet_poke_workers(struct virtio_net *n)
 
 static void vnet_log_error(struct virtio_net *n, const char *what, const struct vmm_err *e)
 {
-	char line[320];
+	char line[640];
 	snprintf(line, sizeof(line), "net%u: %s: %s", n->index, what, e->msg);
 	machine_log(n->ev, line);
+}
+
+/* Steer the backend to pairs [0, k) and mark them active. The backend first,
+ * so no frame lands on a pair being shut. With a backend that swaps fds to
+ * steer, no worker may be running. */
+static void vnet_steer(struct virtio_net *n, unsigned k)
+{
+	for (unsigned p = 0; p < n->nr_pairs; p++) {
+		struct vmm_err e = { 0 };
+		if (n->backend->ops->set_queue_active(n->backend, p, p < k, &e) < 0)
+			vnet_log_error(n, "cannot steer the backend", &e);
+		__atomic_store_n(&n->qp[p].active, p < k && n->activated, __ATOMIC_RELEASE);
+	}
+	n->active_pairs = k;
 }
 
 int vnet_set_active_pairs(struct virtio_net *n, unsigned k)
@@ -257,23 +298,11 @@ int vnet_set_active_pairs(struct virtio_net *n, unsigned k)
 		return -EINVAL;
 	/* A backend that swaps fds to steer (packet sockets) needs its workers
 	 * stopped meanwhile; their queue state lives on in qp->dp. */
-	bool restart = n->activated && n->backend.ops->restart_to_steer && k != n->active_pairs;
+	bool restart = n->activated && k != n->active_pairs &&
+		       (n->backend->ops->restart_to_steer || vnet_threads_auto(n));
 	if (restart)
 		vnet_stop_workers(n);
-	/* Steer the backend first, so no frame lands on a pair being shut. */
-	for (unsigned p = 0; p < n->nr_pairs; p++) {
-		struct vmm_err e = { 0 };
-		if (n->backend.ops->set_queue_active(&n->backend, p, p < k, &e) < 0)
-			vnet_log_error(n, "cannot steer the backend", &e);
-		/* Running workers own qp->fd; only a backend that restarts them
-		 * changes fds (and then they are stopped here). */
-		if (!n->activated || restart) {
-			n->qp[p].fd = n->backend.fd[p];
-			n->qp[p].rx_ring = n->backend.ring[p];
-		}
-		__atomic_store_n(&n->qp[p].active, p < k && n->activated, __ATOMIC_RELEASE);
-	}
-	n->active_pairs = k;
+	vnet_steer(n, k);
 	if (restart) {
 		struct vmm_err e = { 0 };
 		if (vnet_start_workers(n, n->usable_pairs, &e) < 0) {
@@ -320,7 +349,7 @@ static int vnet_activate_locked(struct virtio_net *n, uint64_t features, struct 
 	if (rc)
 		return rc;
 
-	rc = n->backend.ops->set_offload(&n->backend, tap_offloads_from_features(features), err);
+	rc = n->backend->ops->set_offload(n->backend, tap_offloads_from_features(features), err);
 	if (rc)
 		return rc;
 	n->features = features;
@@ -328,20 +357,24 @@ static int vnet_activate_locked(struct virtio_net *n, uint64_t features, struct 
 	for (unsigned p = 0; p < pairs; p++)
 		vnet_setup_pair(n, p, features);
 	rc = vnet_create_datapaths(n, pairs, err);
-	if (rc == 0)
-		rc = vnet_start_workers(n, pairs, err);
+	if (rc)
+		return rc;
+	/* After DRIVER_OK (and after every reset) only the first pair carries
+	 * traffic until VQ_PAIRS_SET says otherwise (spec 5.1.6.5.5). Steered
+	 * before the workers start: they take the backend's fds as they are. */
+	n->activated = true;
+	vnet_steer(n, 1);
+	rc = vnet_start_workers(n, pairs, err);
 	if (rc == 0 && ctrl)
 		rc = vnet_ctrl_start(n, err);
 	if (rc) {
 		vnet_ctrl_stop(n);
 		vnet_stop_workers(n);
 		vnet_free_datapaths(n);
+		n->activated = false;
+		vnet_steer(n, 1);
 		return rc;
 	}
-	n->activated = true;
-	/* After DRIVER_OK (and after every reset) only the first pair carries
-	 * traffic until VQ_PAIRS_SET says otherwise (spec 5.1.6.5.5). */
-	vnet_set_active_pairs(n, 1);
 	return 0;
 }
 
@@ -401,13 +434,16 @@ static void vnet_stable_mac(const char *ifname, unsigned index, uint8_t mac[6])
 }
 
 int virtio_net_create(struct virtio_net **out, unsigned index, const struct minivmm_net_config *cfg,
-		      const struct machine *ev, const struct guest_mem *mem, uint64_t mmio_base,
-		      unsigned gsi, struct vmm_err *err)
+		      struct net_backend *backend, const struct machine *ev,
+		      const struct guest_mem *mem, uint64_t mmio_base, unsigned gsi,
+		      unsigned auto_workers, struct vmm_err *err)
 {
 	*out = NULL;
 	struct virtio_net *n = calloc(1, sizeof(*n));
-	if (!n)
+	if (!n) {
+		net_backend_destroy(backend);
 		return vmm_err_set(err, ENOMEM, "out of memory for net%u", index);
+	}
 	pthread_mutex_init(&n->lock, NULL);
 	n->index = index;
 	n->cfg = *cfg;
@@ -427,29 +463,20 @@ int virtio_net_create(struct virtio_net **out, unsigned index, const struct mini
 				       .rx_accept = vnet_rx_accept, .backend_lost = vnet_backend_lost,
 				       .log = vnet_log };
 	n->link_wake_fd = n->link_stop_fd = -1;
-	for (unsigned q = 0; q < NET_BACKEND_MAX_QUEUES; q++)
-		n->backend.fd[q] = -1;
+	n->backend = backend;
+	n->auto_workers = auto_workers ? auto_workers : 1;
 	*out = n;
 
+	int rc = 0;
 	if (cfg->engine == MINIVMM_ENGINE_URING) {
-		int prc = net_uring_probe(err);
-		if (prc)
-			return prc;
+		rc = net_uring_probe(err);
+		if (rc)
+			return rc;
 	}
-	n->backend.ops = cfg->backend == MINIVMM_NET_PACKET ? &packet_backend_ops : &tap_backend_ops;
-	n->backend.nr_queues = cfg->queues;
-	n->backend.mtu = cfg->mtu;
-	n->backend.fanout = cfg->fanout;
-	n->backend.rx_ring = !cfg->rx_recv;
-	n->backend.qdisc_bypass = cfg->qdisc_bypass;
-	snprintf(n->backend.ifname, sizeof(n->backend.ifname), "%s", cfg->ifname);
-	int rc = n->backend.ops->open(&n->backend, err);
-	if (rc)
-		return rc;
 	if (cfg->mac_set)
 		memcpy(n->mac, cfg->mac, 6);
 	else
-		vnet_stable_mac(n->backend.ifname, index, n->mac);
+		vnet_stable_mac(n->backend->ifname, index, n->mac);
 	memcpy(n->filter.mac, n->mac, 6);
 
 	n->ctrl_stop_fd = eventfd(0, EFD_CLOEXEC);
@@ -467,7 +494,7 @@ int virtio_net_create(struct virtio_net **out, unsigned index, const struct mini
 		return rc;
 	char line[160];
 	snprintf(line, sizeof(line), "net%u: %s %s%s, %u queue pair%s, MAC %02x:%02x:%02x:%02x:%02x:%02x",
-		 index, n->backend.ops->kind, n->backend.ifname, n->backend.created ? " (created)" : "",
+		 index, n->backend->ops->kind, n->backend->ifname, n->backend->created ? " (created)" : "",
 		 n->nr_pairs, n->nr_pairs > 1 ? "s" : "", n->mac[0], n->mac[1], n->mac[2], n->mac[3],
 		 n->mac[4], n->mac[5]);
 	machine_log(ev, line);
@@ -483,8 +510,7 @@ void virtio_net_destroy(struct virtio_net *n)
 		virtio_mmio_destroy(n->transport);   /* resets the device first */
 	else
 		vnet_reset(n);
-	if (n->backend.ops)
-		n->backend.ops->close(&n->backend);
+	net_backend_destroy(n->backend);
 	if (n->ctrl_stop_fd >= 0)
 		close(n->ctrl_stop_fd);
 	pthread_mutex_destroy(&n->lock);

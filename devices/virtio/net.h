@@ -37,7 +37,7 @@ struct virtio_net {
 	const struct guest_mem *mem;
 	const struct machine *ev;
 	struct virtio_mmio *transport;
-	struct net_backend backend;
+	struct net_backend *backend;       /* chosen and opened by the VM; ours to destroy */
 
 	pthread_mutex_t lock;              /* activation, pairs, offloads */
 	uint64_t features;                 /* acked, valid while activated */
@@ -45,6 +45,7 @@ struct virtio_net {
 	unsigned nr_pairs;                 /* = cfg.queues */
 	unsigned active_pairs;
 	unsigned usable_pairs;             /* pairs set up at DRIVER_OK (1 without MQ) */
+	unsigned auto_workers;             /* threads=auto: at most this many workers */
 	cpu_set_t unpinned;                /* the process's CPUs when the device was made */
 	uint8_t mac[6];
 	uint16_t mtu;
@@ -71,9 +72,11 @@ struct virtio_net {
 	uint64_t ctrl_commands, ctrl_errors;
 };
 
+/* The device over `backend` (which it owns from now on, even on failure). */
 int virtio_net_create(struct virtio_net **out, unsigned index, const struct minivmm_net_config *cfg,
-		      const struct machine *ev, const struct guest_mem *mem, uint64_t mmio_base,
-		      unsigned gsi, struct vmm_err *err);
+		      struct net_backend *backend, const struct machine *ev,
+		      const struct guest_mem *mem, uint64_t mmio_base, unsigned gsi,
+		      unsigned auto_workers, struct vmm_err *err);
 void virtio_net_destroy(struct virtio_net *n);
 
 /* Queue index layout (spec 5.1.2): rx0, tx0, rx1, tx1, ..., ctrl. */
@@ -90,8 +93,11 @@ unsigned vnet_worker_of_pair(unsigned pair, unsigned pairs, unsigned threads);
  * Returns 0 or -EINVAL for k out of range. */
 int vnet_set_active_pairs(struct virtio_net *n, unsigned k);
 
-/* Per-queue statistics. */
-void virtio_net_print_stats(struct virtio_net *n, FILE *out, bool json, bool first);
+/* Statistics, in the embedding API's structs (at their full size): the
+ * device into *d, pair p into q[p], worker i into w[i]. */
+void virtio_net_stats(struct virtio_net *n, struct minivmm_net_stats *d,
+		      struct minivmm_queue_stats q[VNET_MAX_PAIRS],
+		      struct minivmm_worker_stats w[VNET_MAX_PAIRS]);
 
 /* The control-queue thread (net_ctrl.c). */
 int vnet_ctrl_start(struct virtio_net *n, struct vmm_err *err);

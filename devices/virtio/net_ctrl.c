@@ -184,7 +184,7 @@ static uint8_t ctrl_offloads(struct virtio_net *n, uint8_t cmd, const uint8_t *d
 	/* Only offloads that are GUEST_* bits and were negotiated. */
 	if (!(want & ~(n->features & guest_bits))) {
 		struct vmm_err e = { 0 };
-		if (n->backend.ops->set_offload(&n->backend, tap_offloads_from_features(want), &e) == 0)
+		if (n->backend->ops->set_offload(n->backend, tap_offloads_from_features(want), &e) == 0)
 			ack = VIRTIO_NET_OK;
 	}
 	pthread_mutex_unlock(&n->lock);
@@ -268,7 +268,7 @@ static void *ctrl_thread_main(void *arg)
 	/* Before the first command: the guest writes them. */
 	struct vmm_err err = { 0 };
 	if (confine_enter(n->ev->confine, CONFINE_NET_CTRL, &err) < 0) {
-		char line[320];
+		char line[sizeof(err.msg) + 40];
 		snprintf(line, sizeof(line), "net%u: control queue: %s", n->index, err.msg);
 		machine_log(n->ev, line);
 		virtio_mmio_set_needs_reset(n->transport, err.msg);

@@ -38,8 +38,8 @@ void vnet_backend_lost(void *opaque, unsigned qp, int err)
 /* "net0: tap t0 <what>" */
 static void vnet_link_log(struct virtio_net *n, const char *what)
 {
-	char line[400];
-	snprintf(line, sizeof(line), "net%u: %s %s %s", n->index, n->backend.ops->kind, n->backend.ifname,
+	char line[700];
+	snprintf(line, sizeof(line), "net%u: %s %s %s", n->index, n->backend->ops->kind, n->backend->ifname,
 		 what);
 	machine_log(n->ev, line);
 }
@@ -59,20 +59,17 @@ static int vnet_link_reopen_locked(struct virtio_net *n, struct vmm_err *err)
 	bool running = n->activated;
 	if (running)
 		vnet_stop_workers(n);
-	int rc = n->backend.ops->reopen(&n->backend, err);
+	int rc = n->backend->ops->reopen(n->backend, err);
 	if (rc == 0 && running)
-		rc = n->backend.ops->set_offload(&n->backend, tap_offloads_from_features(n->features), err);
+		rc = n->backend->ops->set_offload(n->backend, tap_offloads_from_features(n->features), err);
 	for (unsigned p = 0; p < n->nr_pairs && rc == 0; p++) {
 		struct vmm_err e = { 0 };
-		if (n->backend.ops->set_queue_active(&n->backend, p, p < n->active_pairs, &e) < 0)
+		if (n->backend->ops->set_queue_active(n->backend, p, p < n->active_pairs, &e) < 0)
 			rc = vmm_err_set(err, e.code, "%s", e.msg);
 	}
-	for (unsigned p = 0; p < n->nr_pairs; p++) {
-		n->qp[p].fd = n->backend.fd[p];
-		n->qp[p].rx_ring = n->backend.ring[p];
+	for (unsigned p = 0; p < n->nr_pairs; p++)
 		if (n->qp[p].dp)
 			n->qp[p].dp->backend_gone = rc != 0;
-	}
 	if (running) {
 		struct vmm_err e = { 0 };
 		if (vnet_start_workers(n, n->usable_pairs, &e) < 0 && rc == 0)
@@ -84,7 +81,7 @@ static int vnet_link_reopen_locked(struct virtio_net *n, struct vmm_err *err)
 /* Once the interface is present again: 0 when the link is back up. */
 static int vnet_link_try_recover(struct virtio_net *n, char *last_err, size_t size)
 {
-	if (!n->backend.ops->present(&n->backend))
+	if (!n->backend->ops->present(n->backend))
 		return -EAGAIN;
 	struct vmm_err err = { 0 };
 	pthread_mutex_lock(&n->lock);
@@ -99,7 +96,7 @@ static int vnet_link_try_recover(struct virtio_net *n, char *last_err, size_t si
 	/* Say why once per distinct reason, not once a second. */
 	if (strcmp(last_err, err.msg) != 0) {
 		snprintf(last_err, size, "%s", err.msg);
-		char what[320];
+		char what[600];
 		snprintf(what, sizeof(what), "is there again but cannot be used (%s); still trying", err.msg);
 		vnet_link_log(n, what);
 	}
@@ -109,14 +106,14 @@ static int vnet_link_try_recover(struct virtio_net *n, char *last_err, size_t si
 static void *vnet_link_main(void *arg)
 {
 	struct virtio_net *n = arg;
-	char name[16], last_err[256] = "";
+	char name[16], last_err[sizeof(((struct vmm_err *)0)->msg)] = "";
 	snprintf(name, sizeof(name), "net%u-link", (uint8_t)n->index);
 	pthread_setname_np(pthread_self(), name);
 	/* It keeps what reopening the backend needs (vmm/caps.c). A link
 	 * thread that cannot confine itself must not run: the VM stops. */
 	struct vmm_err err = { 0 };
 	if (confine_enter(n->ev->confine, CONFINE_NET_LINK, &err) < 0) {
-		char why[320];
+		char why[sizeof(err.msg) + 40];
 		snprintf(why, sizeof(why), "net%u: link thread: %s", n->index, err.msg);
 		machine_stop(n->ev, MINIVMM_EXIT_HOST_ERROR, why);
 		return NULL;

@@ -1,6 +1,8 @@
-/* Per-queue statistics of a virtio-net device, as a table or JSON. */
-#include <inttypes.h>
+/* Statistics of a virtio-net device, into the structs of the embedding API
+ * (minivmm.h). vmm/stats.c copies them out to the caller and prints the
+ * --stats table and JSON from them. */
 #include <stdio.h>
+#include <string.h>
 
 #include "devices/virtio/net.h"
 
@@ -19,85 +21,72 @@ static const struct net_worker *vnet_worker_for(const struct virtio_net *n, unsi
 	return NULL;
 }
 
-static void print_table(struct virtio_net *n, FILE *out)
+static void vnet_queue_stats(const struct virtio_net *n, unsigned p, struct minivmm_queue_stats *q)
 {
-	fprintf(out, "net%u: %s %s, %u/%u queue pairs active, %u worker thread%s (%s)\n", n->index,
-		n->backend.ops->kind, n->backend.ifname, n->active_pairs, n->nr_pairs, n->nr_workers,
-		n->nr_workers == 1 ? "" : "s",
-		n->cfg.engine == MINIVMM_ENGINE_EPOLL ? "epoll" : "io_uring");
-	fprintf(out, "%-5s %10s %12s %10s %12s %8s %8s %8s %8s %7s %7s %-10s\n", "queue",
-		"rx_frames", "rx_bytes", "tx_frames", "tx_bytes", "rx_kicks", "tx_kicks", "irqs",
-		"rx_nobuf", "drops", "errors", "worker");
-	for (unsigned p = 0; p < n->nr_pairs; p++) {
-		const struct net_queue_stats *s = &n->qp[p].stats;
-		const struct net_worker *w = vnet_worker_for(n, p);
-		fprintf(out, "q%-4u %10" PRIu64 " %12" PRIu64 " %10" PRIu64 " %12" PRIu64 " %8" PRIu64
-			" %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %7" PRIu64 " %7" PRIu64 " %-10s\n",
-			p, rd(&s->rx_frames), rd(&s->rx_bytes), rd(&s->tx_frames), rd(&s->tx_bytes),
-			rd(&s->rx_kicks), rd(&s->tx_kicks), rd(&s->irqs), rd(&s->rx_no_buffer),
-			rd(&s->rx_dropped) + rd(&s->rx_filtered) + rd(&s->backend_drops),
-			rd(&s->rx_errors) + rd(&s->tx_errors) + rd(&s->tx_dropped), w ? w->cfg.name : "-");
-	}
-	for (unsigned w = 0; w < n->nr_workers; w++) {
-		struct net_worker_usage u;
-		net_worker_usage(n->worker[w], &u);
-		fprintf(out, "worker %-10s cpu %.3f s, %" PRIu64 " voluntary + %" PRIu64
-			" involuntary context switches%s\n",
-			n->worker[w]->cfg.name, (double)u.cpu_ns / 1e9, u.voluntary_switches,
-			u.involuntary_switches,
-			n->worker[w]->cfg.cpu >= 0 ? "" : " (not pinned)");
-	}
+	const struct net_queue_stats *s = &n->qp[p].stats;
+	const struct net_worker *w = vnet_worker_for(n, p);
+	memset(q, 0, sizeof(*q));
+	q->queue = p;
+	q->active = net_qp_active(&n->qp[p]);
+	snprintf(q->worker, sizeof(q->worker), "%s", w ? w->cfg.name : "");
+	q->rx_frames = rd(&s->rx_frames);
+	q->rx_bytes = rd(&s->rx_bytes);
+	q->tx_frames = rd(&s->tx_frames);
+	q->tx_bytes = rd(&s->tx_bytes);
+	q->rx_kicks = rd(&s->rx_kicks);
+	q->tx_kicks = rd(&s->tx_kicks);
+	q->irqs = rd(&s->irqs);
+	q->rx_no_buffer = rd(&s->rx_no_buffer);
+	q->rx_dropped = rd(&s->rx_dropped);
+	q->rx_filtered = rd(&s->rx_filtered);
+	q->backend_drops = rd(&s->backend_drops);
+	q->rx_errors = rd(&s->rx_errors);
+	q->tx_errors = rd(&s->tx_errors);
+	q->tx_dropped = rd(&s->tx_dropped);
+	q->rx_gso_cut = rd(&s->rx_gso_cut);
 }
 
-static void print_json(struct virtio_net *n, FILE *out)
+static void vnet_worker_stats(const struct net_worker *nw, struct minivmm_worker_stats *w)
 {
-	fprintf(out, "{\"name\":\"net%u\",\"backend\":\"%s\",\"ifname\":\"%s\",\"engine\":\"%s\","
-		"\"queue_pairs\":%u,\"active_pairs\":%u,\"link_up\":%s,\"queues\":[",
-		n->index, n->backend.ops->kind, n->backend.ifname,
-		n->cfg.engine == MINIVMM_ENGINE_EPOLL ? "epoll" : "uring", n->nr_pairs, n->active_pairs,
-		n->link_up ? "true" : "false");
-	for (unsigned p = 0; p < n->nr_pairs; p++) {
-		const struct net_queue_stats *s = &n->qp[p].stats;
-		const struct net_worker *w = vnet_worker_for(n, p);
-		fprintf(out, "%s{\"queue\":%u,\"active\":%s,\"worker\":\"%s\",\"rx_frames\":%" PRIu64
-			",\"rx_bytes\":%" PRIu64 ",\"tx_frames\":%" PRIu64 ",\"tx_bytes\":%" PRIu64
-			",\"rx_kicks\":%" PRIu64 ",\"tx_kicks\":%" PRIu64 ",\"irqs\":%" PRIu64
-			",\"rx_no_buffer\":%" PRIu64 ",\"rx_dropped\":%" PRIu64 ",\"rx_filtered\":%" PRIu64
-			",\"backend_drops\":%" PRIu64 ",\"rx_errors\":%" PRIu64 ",\"tx_errors\":%" PRIu64
-			",\"tx_dropped\":%" PRIu64 ",\"rx_gso_cut\":%" PRIu64 "}",
-			p ? "," : "", p, net_qp_active(&n->qp[p]) ? "true" : "false",
-			w ? w->cfg.name : "", rd(&s->rx_frames), rd(&s->rx_bytes), rd(&s->tx_frames),
-			rd(&s->tx_bytes), rd(&s->rx_kicks), rd(&s->tx_kicks), rd(&s->irqs),
-			rd(&s->rx_no_buffer), rd(&s->rx_dropped), rd(&s->rx_filtered),
-			rd(&s->backend_drops), rd(&s->rx_errors), rd(&s->tx_errors), rd(&s->tx_dropped), rd(&s->rx_gso_cut));
-	}
-	fprintf(out, "],\"workers\":[");
-	for (unsigned w = 0; w < n->nr_workers; w++) {
-		struct net_worker_usage u;
-		net_worker_usage(n->worker[w], &u);
-		fprintf(out, "%s{\"name\":\"%s\",\"cpu\":%d,\"queues\":%u,\"cpu_ns\":%" PRIu64
-			",\"voluntary_switches\":%" PRIu64 ",\"involuntary_switches\":%" PRIu64 "}",
-			w ? "," : "", n->worker[w]->cfg.name, n->worker[w]->cfg.cpu,
-			n->worker[w]->nr_qps, u.cpu_ns, u.voluntary_switches, u.involuntary_switches);
-	}
-	fprintf(out, "],\"ctrl_commands\":%" PRIu64 ",\"ctrl_errors\":%" PRIu64 "}", rd(&n->ctrl_commands),
-		rd(&n->ctrl_errors));
+	struct net_worker_usage u;
+	net_worker_usage(nw, &u);
+	memset(w, 0, sizeof(*w));
+	snprintf(w->name, sizeof(w->name), "%s", nw->cfg.name);
+	w->cpu = nw->cfg.cpu;
+	w->queues = nw->nr_qps;
+	w->cpu_ns = u.cpu_ns;
+	w->voluntary_switches = u.voluntary_switches;
+	w->involuntary_switches = u.involuntary_switches;
+	net_uring_describe(nw, w->io_uring, sizeof(w->io_uring));
 }
 
-void virtio_net_print_stats(struct virtio_net *n, FILE *out, bool json, bool first)
+void virtio_net_stats(struct virtio_net *n, struct minivmm_net_stats *d,
+		      struct minivmm_queue_stats q[VNET_MAX_PAIRS],
+		      struct minivmm_worker_stats w[VNET_MAX_PAIRS])
 {
 	/* Workers may be starting or stopping: hold the device lock. */
 	pthread_mutex_lock(&n->lock);
 	/* The kernel's drop counters (packet sockets) reset when read: fold
 	 * them into ours. Only this function writes backend_drops. */
 	for (unsigned p = 0; p < n->nr_pairs; p++)
-		NET_STAT_ADD(&n->qp[p], backend_drops, net_backend_take_drops(&n->backend, p));
-	if (json) {
-		if (!first)
-			fputc(',', out);
-		print_json(n, out);
-	} else {
-		print_table(n, out);
-	}
+		NET_STAT_ADD(&n->qp[p], backend_drops, net_backend_take_drops(n->backend, p));
+	d->index = n->index;
+	snprintf(d->name, sizeof(d->name), "net%u", n->index);
+	snprintf(d->backend, sizeof(d->backend), "%s", n->backend->ops->kind);
+	snprintf(d->ifname, sizeof(d->ifname), "%s", n->backend->ifname);
+	snprintf(d->engine, sizeof(d->engine), "%s",
+		 n->cfg.engine == MINIVMM_ENGINE_EPOLL ? "epoll" : "uring");
+	d->queue_pairs = n->nr_pairs;
+	d->active_pairs = n->active_pairs;
+	d->nr_workers = n->nr_workers;
+	d->link_up = n->link_up;
+	d->nr_queues = n->nr_pairs;
+	for (unsigned p = 0; p < n->nr_pairs; p++)
+		vnet_queue_stats(n, p, &q[p]);
+	d->nr_worker_entries = n->nr_workers;
+	for (unsigned i = 0; i < n->nr_workers; i++)
+		vnet_worker_stats(n->worker[i], &w[i]);
+	d->ctrl_commands = rd(&n->ctrl_commands);
+	d->ctrl_errors = rd(&n->ctrl_errors);
 	pthread_mutex_unlock(&n->lock);
 }

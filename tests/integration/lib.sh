@@ -3,6 +3,11 @@
 
 : "${BUILD:=build}"
 MINIVMM="$BUILD/minivmm"
+# NET_EXTRA: options appended to every --net (engine variants; see with-net-opts.sh).
+if [ -n "${NET_EXTRA:-}" ]; then
+	export REAL_MINIVMM=$MINIVMM NET_EXTRA
+	MINIVMM=tests/integration/with-net-opts.sh
+fi
 TESTGUEST="$BUILD/testguest/testguest.elf"
 TMP_ROOT=$(mktemp -d /tmp/minivmm-it.XXXXXX)
 

@@ -11,7 +11,8 @@ failed=0
 failures=()
 
 preflight() {
-	[ -x "$MINIVMM" ] || { echo "preflight: $MINIVMM not built (run make)"; return 1; }
+	[ -x "${REAL_MINIVMM:-$MINIVMM}" ] || { echo "preflight: ${REAL_MINIVMM:-$MINIVMM} not built (run make)"; return 1; }
+	[ -z "${NET_EXTRA:-}" ] || echo "# every --net gets ,$NET_EXTRA"
 	[ -f "$TESTGUEST" ] || { echo "preflight: $TESTGUEST not built (run make)"; return 1; }
 	[ -w /dev/kvm ] || { echo "preflight: /dev/kvm is missing or not writable: integration tests need KVM"; return 1; }
 }

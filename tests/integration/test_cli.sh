@@ -40,3 +40,82 @@ t_cli_help_and_version() {
 	run_vm "$out" --version
 	expect_rc 0 "$out" && expect_line "^minivmm " "$out"
 }
+
+# A second value used to win silently; an empty --net made a tap; one tap
+# named for two devices got the tap code's "in use by another process".
+t_cli_refuses_duplicates_and_empty_net() {
+	cli_refuses "^minivmm: --kernel given twice \('A' and 'B'\) \(see minivmm --help\)$" \
+		--kernel A --kernel B || return 1
+	cli_refuses "--mem given twice \('64M' and '128M'\)" --kernel "$TESTGUEST" --mem 64M --mem 128M || return 1
+	cli_refuses "--net: 'queues' given twice \('queues=2' and 'queues=3'\)" \
+		--kernel "$TESTGUEST" --net queues=2,queues=3 || return 1
+	cli_refuses "--net: empty value" --kernel "$TESTGUEST" --net "" || return 1
+	cli_refuses "--net tap=t0 is given for both net0 and net1: each device needs its own tap" \
+		--kernel "$TESTGUEST" --net tap=t0 --net tap=t0
+}
+
+# The validator's ranges reach the user in one line, exit 2 (the arrays
+# behind queues= used to be indexed before any check in the library).
+t_cli_refuses_out_of_range_values() {
+	cli_refuses "--net queues: '17' is not a number from 1 to 16" --kernel "$TESTGUEST" --net queues=17 || return 1
+	cli_refuses "--net mtu: '1' is not a number from 68 to 65535" --kernel "$TESTGUEST" --net mtu=1 || return 1
+	cli_refuses "--cpus pin: 1 CPUs listed for 2 vCPUs" --kernel "$TESTGUEST" --cpus 2,pin=0
+}
+
+# --mem beyond what KVM and the CPU can map: one line, not a raw KVM error.
+t_cli_mem_beyond_kvm_limits_is_refused() {
+	cli_refuses "^minivmm: --mem 64T: more than (one KVM memory slot holds|KVM and this CPU can address)" \
+		--kernel "$TESTGUEST" --mem 64T || return 1
+	cli_refuses "^minivmm: --mem 8192T: more than KVM and this CPU can address \([0-9]+ guest physical address bits" \
+		--kernel "$TESTGUEST" --mem 8192T --mem-overcommit
+}
+
+# --mem above the host's memory booted (MAP_NORESERVE, no bound); now it
+# needs --mem-overcommit.
+t_cli_mem_above_host_needs_overcommit() {
+	local kb gib out="$TMP_ROOT/overcommit.out"
+	kb=$(sed -n 's/^MemTotal: *\([0-9]*\) kB/\1/p' /proc/meminfo)
+	gib=$(( kb / 1048576 + 2 ))
+	cli_refuses "^minivmm: --mem ${gib}G: more than this host's memory \([0-9.]+[MGT], (MemTotal|the memory cgroup limit)\); --mem-overcommit boots it anyway$" \
+		--kernel "$TESTGUEST" --mem "${gib}G" || return 1
+	run_vm "$out" --kernel "$TESTGUEST" --mem "${gib}G" --mem-overcommit --cmdline test=hello < /dev/null
+	expect_rc 0 "$out" && expect_line "hello from minivmm test guest" "$out"
+}
+
+# Debug-exit values map to (v << 1) | 1 up to 63; above, one reserved status
+# (code=128 used to print "exit status 257" and exit 1).
+t_cli_exit_status_of_debug_exit_values() {
+	local out="$TMP_ROOT/exit.out" code want
+	for code in 0 5 63 64 128 200 65535; do
+		want=$(( code <= 63 ? (code << 1) | 1 : 8 ))
+		run_vm "$out" --kernel "$TESTGUEST" --cmdline "test=exit code=$code" < /dev/null
+		expect_rc "$want" "$out" &&
+			expect_line "^minivmm: guest wrote $code to the debug-exit port.* \(exit status $want\)$" "$out" ||
+			return 1
+		if [ "$code" -gt 63 ]; then
+			expect_line "debug-exit value out of range \(0 to 63\)" "$out" || return 1
+		fi
+	done
+	run_vm "$out" --help
+	expect_line "^  8 +debug-exit value out of range" "$out" &&
+		expect_line "^  128\+N +stopped by signal N" "$out"
+}
+
+# Every long option of --help and every --net key is in the man page, and
+# the page renders without warnings.
+t_cli_man_page_documents_every_option() {
+	local man=docs/minivmm.1 out="$TMP_ROOT/help.out" opt key warn="$TMP_ROOT/man.warn"
+	run_vm "$out" --help
+	expect_rc 0 "$out" || return 1
+	for opt in $(grep -oE -- '--[a-z][a-z-]+' "$out" | sort -u); do
+		grep -qF -- "$(echo "$opt" | sed 's/-/\\-/g')" "$man" ||
+			{ fail "$opt (in --help) is not in $man"; return 1; }
+	done
+	for key in $(grep -- '--net \[' "$out" | grep -oE '[[,|][a-z][a-z-]*' | tr -d '[,|' | sort -u); do
+		grep -qF -- "$(echo "$key" | sed 's/-/\\-/g')" "$man" ||
+			{ fail "--net key $key is not in $man"; return 1; }
+	done
+	MANWIDTH=80 man --warnings -l "$man" > /dev/null 2> "$warn" ||
+		{ fail "man -l $man failed: $(head -c 300 "$warn")"; return 1; }
+	[ ! -s "$warn" ] || fail "man --warnings: $(head -c 400 "$warn" | tr '\n' '|')"
+}

@@ -21,7 +21,7 @@ mq_echo() {
 	fi
 	RES="$TMP_ROOT/$name.peer"
 	peer echo-check --dst 10.0.0.2 --port 5001 --count "$count" --sizes 60-1514 \
-		--flows "$MQ_FLOWS" --wait-ms 3000 > "$RES" 2>&1
+		--flows "$MQ_FLOWS" --wait-ms 10000 > "$RES" 2>&1
 	local peer_rc=$?
 	peer stop --dst 10.0.0.2 --port 5001 > /dev/null 2>&1
 	net_vm_wait

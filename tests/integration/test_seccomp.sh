@@ -59,8 +59,10 @@ PY
 
 # Every kind of thread, and how many filters it carries: its own, and for
 # threads the spawner starts the spawner's underneath (filters stack).
+# "main" is the program's main thread, "minivmm" the library's run thread
+# (minivmm_start), both with the main list.
 SECCOMP_PY_FILTERS='
-want = {"main": 1, "signals": 1, "serial-in": 1, "vcpu[0-9]+": 1, "spawner": 1,
+want = {"main": 1, "minivmm": 1, "signals": 1, "serial-in": 1, "vcpu[0-9]+": 1, "spawner": 1,
         "net0-link": 1, "net0-ctrl": 2, "net0-q[0-9]+": 2}
 for rx, nf in want.items():
     found = kinds(rx)

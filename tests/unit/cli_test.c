@@ -116,6 +116,104 @@ Test(cli, size_suffixes)
 	cr_assert_lt(cli_parse_size("20000000T", &b), 0);   /* overflows 64 bits */
 }
 
+/* A second --kernel used to win silently. Every option but --net (one
+ * device each) may be given once; the message names both values. */
+Test(cli, single_valued_options_given_twice_are_refused)
+{
+	static const struct { const char *flag, *a, *b, *want; } cases[] = {
+		{ "--kernel", "A", "B", "--kernel given twice ('A' and 'B')" },
+		{ "--initrd", "i", "j", "--initrd given twice ('i' and 'j')" },
+		{ "--cmdline", "x", "y", "--cmdline given twice" },
+		{ "--cpus", "2", "3", "--cpus given twice ('2' and '3')" },
+		{ "--mem", "64M", "128M", "--mem given twice ('64M' and '128M')" },
+		{ "--serial", "none", "stdio", "--serial given twice" },
+		{ "--acpi", "on", "off", "--acpi given twice" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cli_options o;
+		struct vmm_err e = { 0 };
+		char *argv[] = { "minivmm", "--kernel", "k", (char *)cases[i].flag, (char *)cases[i].a,
+				 (char *)cases[i].flag, (char *)cases[i].b, NULL };
+		char **args = argv;
+		int argc = 7;
+		if (strcmp(cases[i].flag, "--kernel") == 0) {
+			args = argv + 2;   /* "--kernel A --kernel B" alone */
+			args[0] = "minivmm";
+			argc = 5;
+		}
+		cr_assert_lt(cli_parse(argc, args, &o, &e), 0, "%s twice accepted", cases[i].flag);
+		cr_assert(strstr(e.msg, cases[i].want), "message '%s' lacks '%s'", e.msg, cases[i].want);
+	}
+	struct cli_options o;
+	struct vmm_err e = { 0 };
+	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "--stats", "--stats=json"), 0);
+	cr_assert(strstr(e.msg, "--stats given twice"), "%s", e.msg);
+}
+
+Test(cli, net_repeats_one_device_each)
+{
+	struct cli_options o;
+	struct vmm_err e = { 0 };
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--net", "tap=a", "--net", "tap=b,queues=2"), 0,
+		     "%s", e.msg);
+	cr_assert_eq(o.vm.nr_nets, 2);
+	cr_assert_str_eq(o.vm.net[1].ifname, "b");
+	cr_assert_eq(o.vm.net[1].queues, 2);
+}
+
+/* "--net tap=t0 --net tap=t0" used to reach the tap code, which said the
+ * tap was "already in use by another process". */
+Test(cli, the_same_tap_for_two_devices_is_refused)
+{
+	struct cli_options o;
+	struct vmm_err e = { 0 };
+	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "--net", "tap=t0", "--net", "tap=t0"), 0);
+	cr_assert_str_eq(e.msg, "--net tap=t0 is given for both net0 and net1: each device needs its own tap");
+	/* New taps ("tap" alone) are each their own. */
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--net", "tap", "--net", "tap"), 0, "%s", e.msg);
+}
+
+Test(cli, empty_net_value_is_refused)
+{
+	struct cli_options o;
+	struct vmm_err e = { 0 };
+	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "--net", ""), 0);
+	cr_assert(strstr(e.msg, "--net: empty value"), "%s", e.msg);
+}
+
+/* The parser turns text into numbers; ranges are the library validator's,
+ * so these are exactly the lines minivmm_config_validate() gives. */
+Test(cli, range_errors_are_the_validators_words)
+{
+	static const struct { const char *flag, *value; } cases[] = {
+		{ "--net", "queues=17" }, { "--net", "mtu=1" }, { "--net", "queue-size=300" },
+		{ "--net", "poll-us=2000000" }, { "--net", "threads=17,queues=16" },
+		{ "--net", "queues=2,threads=3" }, { "--cpus", "65" }, { "--cpus", "2,pin=0" },
+		{ "--mem", "33M" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cli_options o;
+		struct vmm_err e = { 0 };
+		char *argv[] = { "minivmm", "--kernel", "k", (char *)cases[i].flag,
+				 (char *)cases[i].value, NULL };
+		cr_assert_lt(cli_parse(5, argv, &o, &e), 0, "%s %s accepted", cases[i].flag, cases[i].value);
+		char lib[256];
+		cr_assert_lt(minivmm_config_validate(&o.vm, lib, sizeof(lib)), 0);
+		cr_assert_str_eq(e.msg, lib, "%s %s", cases[i].flag, cases[i].value);
+	}
+}
+
+Test(cli, mem_overcommit_flag)
+{
+	struct cli_options o;
+	struct vmm_err e = { 0 };
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--mem", "1T", "--mem-overcommit"), 0, "%s", e.msg);
+	cr_assert_eq(o.vm.mem_size, 1ull << 40);
+	cr_assert_eq(o.vm.mem_overcommit, 1);
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k"), 0);
+	cr_assert_eq(o.vm.mem_overcommit, 0);
+}
+
 Test(cli, dump_dtb_takes_a_file_name)
 {
 	struct cli_options o;

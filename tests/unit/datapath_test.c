@@ -161,7 +161,6 @@ static struct env *env_new(bool mrg, uint32_t rx_frame_max)
 		.rx = { .ring = &e->rx, .kick_fd = -1 },
 		.tx = { .ring = &e->tx, .kick_fd = -1 },
 		.guest = &e->guest,
-		.fd = -1,
 		.vnet_hdr_len = HDR,
 		.rx_frame_max = rx_frame_max,
 		.mrg_rxbuf = mrg,

@@ -1,4 +1,5 @@
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -25,7 +26,7 @@ static int record_irq(void *o, unsigned gsi, int level)
 
 static void uart_open(struct uart *u)
 {
-	memset(u, 0, sizeof(*u));
+	memset(u, 0, sizeof(*u));   /* irq_level starts at 0, as the UART's line does */
 	cr_assert_eq(pipe(u->pipe_out), 0);
 	u->ev = (struct machine){ .opaque = u, .request_stop = no_stop, .log = no_log,
 				  .set_irq = record_irq };
@@ -127,4 +128,169 @@ Test(serial, received_data_interrupt_has_priority)
 	cr_assert_eq(rd(&u, 0), 'z');
 	cr_assert_eq(rd(&u, 2) & 0x0f, 0x02, "then THRE");
 	uart_close(&u);
+}
+
+/* ---- an output that does not take bytes -------------------------------------
+ * The vCPU writing to the UART must never hang in write(): a reader that
+ * went away is logged once and output dropped; a reader that stops reading
+ * holds the guest back only until stall_ms or until the VM stops. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+
+struct out_uart {
+	struct serial *s;
+	struct bus_device dev;
+	struct machine ev;
+	int logs;
+	char last_log[256];
+	bool stopping;
+};
+
+static void count_log(void *o, const char *line)
+{
+	struct out_uart *u = o;
+	u->logs++;
+	snprintf(u->last_log, sizeof(u->last_log), "%s", line);
+}
+
+static void out_uart_open(struct out_uart *u, int out_fd, unsigned stall_ms)
+{
+	memset(u, 0, sizeof(*u));
+	u->ev = (struct machine){ .opaque = u, .request_stop = no_stop, .log = count_log };
+	struct serial_config cfg = { .in_fd = -1, .out_fd = out_fd, .gsi = 4, .stall_ms = stall_ms,
+				     .stopping = &u->stopping, .out_name = "serial output 'test'" };
+	cr_assert_eq(serial_create(&u->s, &cfg, &u->ev, NULL), 0);
+	u->dev = serial_bus_device(u->s);
+}
+
+static void out_put(struct out_uart *u, uint8_t c)
+{
+	u->dev.write(u->dev.opaque, 0, &c, 1);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Fill a pipe so that the next write would block. */
+static void fill_pipe(int w)
+{
+	int flags = fcntl(w, F_GETFL);
+	fcntl(w, F_SETFL, flags | O_NONBLOCK);
+	char buf[4096];
+	memset(buf, 'x', sizeof(buf));
+	while (write(w, buf, sizeof(buf)) > 0)
+		;
+	while (write(w, buf, 1) > 0)
+		;
+	cr_assert_eq(errno, EAGAIN);
+	fcntl(w, F_SETFL, flags);
+}
+
+Test(serial, output_to_a_reader_that_went_away_is_logged_once_then_dropped)
+{
+	/* As in the library's vCPU threads: SIGPIPE blocked, EPIPE returned. */
+	sigset_t pipe_sig;
+	sigemptyset(&pipe_sig);
+	sigaddset(&pipe_sig, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_sig, NULL);
+	int p[2];
+	cr_assert_eq(pipe(p), 0);
+	close(p[0]);
+	struct out_uart u;
+	out_uart_open(&u, p[1], 0);
+	for (int i = 0; i < 10; i++)
+		out_put(&u, 'a');
+	cr_assert_eq(u.logs, 1, "logged %d times", u.logs);
+	cr_assert_str_eq(u.last_log, "serial output 'test': Broken pipe; guest console output is dropped from now on");
+	serial_destroy(u.s);
+	close(p[1]);
+}
+
+Test(serial, a_reader_that_does_not_read_stalls_output_for_stall_ms_only)
+{
+	int p[2];
+	cr_assert_eq(pipe(p), 0);
+	fill_pipe(p[1]);
+	struct out_uart u;
+	out_uart_open(&u, p[1], 200);
+	double t0 = now_s();
+	out_put(&u, 'a');
+	double waited = now_s() - t0;
+	cr_assert(waited >= 0.15 && waited < 2.0, "waited %.3f s", waited);
+	cr_assert_eq(u.logs, 1);
+	cr_assert(strstr(u.last_log, "nobody is reading it"), "%s", u.last_log);
+	/* Stalled: further bytes are dropped at once, and not logged again. */
+	t0 = now_s();
+	for (int i = 0; i < 100; i++)
+		out_put(&u, 'b');
+	cr_assert_lt(now_s() - t0, 0.5);
+	cr_assert_eq(u.logs, 1);
+	/* The reader catches up: output flows again. */
+	char buf[65536];
+	cr_assert_gt(read(p[0], buf, sizeof(buf)), 0);
+	out_put(&u, 'c');
+	int flags = fcntl(p[0], F_GETFL);
+	fcntl(p[0], F_SETFL, flags | O_NONBLOCK);
+	ssize_t n, last = -1;
+	char c = 0;
+	while ((n = read(p[0], &c, 1)) == 1)
+		last = c;
+	cr_assert_eq(last, 'c', "the byte written after the reader caught up arrived");
+	serial_destroy(u.s);
+	close(p[0]);
+	close(p[1]);
+}
+
+static void *stop_after_100ms(void *arg)
+{
+	struct out_uart *u = arg;
+	usleep(100 * 1000);
+	__atomic_store_n(&u->stopping, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+Test(serial, a_full_output_without_stall_limit_gives_up_when_the_vm_stops)
+{
+	int p[2];
+	cr_assert_eq(pipe(p), 0);
+	fill_pipe(p[1]);   /* blocking descriptor, like a program's stdout */
+	struct out_uart u;
+	out_uart_open(&u, p[1], 0);
+	pthread_t t;
+	pthread_create(&t, NULL, stop_after_100ms, &u);
+	double t0 = now_s();
+	out_put(&u, 'a');
+	double waited = now_s() - t0;
+	pthread_join(t, NULL);
+	cr_assert(waited >= 0.05 && waited < 2.0, "waited %.3f s", waited);
+	cr_assert_eq(u.logs, 0, "backpressure is not an error: %s", u.last_log);
+	serial_destroy(u.s);
+	close(p[0]);
+	close(p[1]);
+}
+
+Test(serial, a_regular_file_takes_output_directly)
+{
+	char path[] = "/tmp/minivmm-serial-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	unlink(path);
+	struct out_uart u;
+	out_uart_open(&u, fd, 200);
+	out_put(&u, 'o');
+	out_put(&u, 'k');
+	char buf[4] = "";
+	cr_assert_eq(pread(fd, buf, 2, 0), 2);
+	cr_assert_str_eq(buf, "ok");
+	serial_destroy(u.s);
+	close(fd);
 }

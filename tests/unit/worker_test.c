@@ -30,9 +30,10 @@ static bool interrupt_every_wait;   /* set by a test: every wait ends in -EINTR 
 int __wrap_io_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr)
 {
 	if (__atomic_load_n(&interrupt_every_wait, __ATOMIC_ACQUIRE)) {
-		/* Like a signal during the wait: what was queued is submitted,
-		 * then the wait is cut short. */
-		io_uring_submit(ring);
+		/* Like a signal during the wait: what was queued is submitted and
+		 * the completion work due runs (a wait does that before it sleeps,
+		 * DEFER_TASKRUN or not), then the wait is cut short. */
+		io_uring_submit_and_get_events(ring);
 		return -EINTR;
 	}
 	return __real_io_uring_submit_and_wait(ring, wait_nr);
@@ -87,6 +88,7 @@ struct wenv {
 	unsigned nr_qps;
 	struct wring rx[NET_WORKER_MAX_QPS], tx[NET_WORKER_MAX_QPS];
 	struct net_queue_pair qp[NET_WORKER_MAX_QPS];
+	struct net_queue_io io[NET_WORKER_MAX_QPS];
 	struct net_queue_pair *qps[NET_WORKER_MAX_QPS];
 	struct net_guest guest;
 	uint8_t frame[HDR + 64];
@@ -128,9 +130,10 @@ static struct wenv *wenv_new(unsigned nr_qps, unsigned frames, int (*backend_fd)
 			.rx_ring_size = 256, .active = true,
 			.rx = { .ring = &e->rx[i], .kick_fd = eventfd(0, EFD_CLOEXEC) },
 			.tx = { .ring = tx, .kick_fd = eventfd(0, EFD_CLOEXEC) },
-			.fd = backend_fd(),
+			.io = &e->io[i],
 		};
-		cr_assert(e->qp[i].rx.kick_fd >= 0 && e->qp[i].tx.kick_fd >= 0 && e->qp[i].fd >= 0);
+		e->io[i] = (struct net_queue_io){ .fd = backend_fd() };
+		cr_assert(e->qp[i].rx.kick_fd >= 0 && e->qp[i].tx.kick_fd >= 0 && e->io[i].fd >= 0);
 		e->qp[i].dp = dp_queue_create(&e->qp[i]);
 		cr_assert_not_null(e->qp[i].dp);
 		e->qps[i] = &e->qp[i];
@@ -144,7 +147,7 @@ static void wenv_free(struct wenv *e)
 		dp_queue_free(e->qp[i].dp);
 		close(e->qp[i].rx.kick_fd);
 		close(e->qp[i].tx.kick_fd);
-		close(e->qp[i].fd);
+		close(e->io[i].fd);
 		free(e->tx[i].chains);
 	}
 	free(e);

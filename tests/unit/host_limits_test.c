@@ -1,0 +1,78 @@
+/* Guest memory against what the host can give: address bits, KVM's memory
+ * slots, the host's memory (unless overcommitted). */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmm/host_limits.h"
+
+#define G (1ull << 30)
+#define T (1ull << 40)
+
+static int check(uint64_t mem, bool overcommit, unsigned bits, uint64_t host, struct vmm_err *e)
+{
+	memset(e, 0, sizeof(*e));
+	return host_check_guest_memory_against(mem, overcommit, bits, host, "MemTotal", e);
+}
+
+Test(host_limits, memory_within_the_host_is_fine)
+{
+	struct vmm_err e;
+	cr_assert_eq(check(256ull << 20, false, 48, 23 * G, &e), 0, "%s", e.msg);
+	cr_assert_eq(check(16 * G, false, 48, 23 * G, &e), 0, "%s", e.msg);
+}
+
+Test(host_limits, more_than_the_host_needs_overcommit)
+{
+	struct vmm_err e;
+	cr_assert_eq(check(1 * T, false, 48, 23 * G + (512ull << 20), &e), -EINVAL);
+	cr_assert_str_eq(e.msg, "--mem 1T: more than this host's memory (23.5G, MemTotal); --mem-overcommit boots it anyway");
+	cr_assert_eq(check(1 * T, true, 48, 23 * G, &e), 0, "%s", e.msg);
+}
+
+Test(host_limits, beyond_the_address_bits_is_refused_even_overcommitted)
+{
+	struct vmm_err e;
+	/* 46 bits = 64T: 64T of RAM plus the 1G hole does not fit. */
+	cr_assert_eq(check(64 * T, true, 46, 0, &e), -EINVAL);
+	cr_assert_str_eq(e.msg, "--mem 64T: more than KVM and this CPU can address (46 guest physical address bits: 64T, including the 1G device hole below 4G)");
+	/* Exactly full: RAM above 4G ends at 2^36. */
+	cr_assert_eq(check((1ull << 36) - G, true, 36, 0, &e), 0, "%s", e.msg);
+	cr_assert_eq(check((1ull << 36) - G + (2ull << 20), true, 36, 0, &e), -EINVAL);
+	cr_assert_eq(check(8192 * T, true, 52, 0, &e), -EINVAL);
+	cr_assert(strstr(e.msg, "52 guest physical address bits"), "%s", e.msg);
+}
+
+Test(host_limits, a_kvm_slot_holds_less_than_8T)
+{
+	struct vmm_err e;
+	cr_assert_eq(check(64 * T, true, 48, 0, &e), -EINVAL);
+	cr_assert_str_eq(e.msg, "--mem 64T: more than one KVM memory slot holds (just under 8T of RAM above 4G)");
+	cr_assert_eq(check(7 * T, true, 48, 0, &e), 0, "%s", e.msg);
+}
+
+Test(host_limits, phys_bits_from_kvm_cpuid)
+{
+	struct kvm_cpuid2 *c = calloc(1, sizeof(*c) + 2 * sizeof(c->entries[0]));
+	c->nent = 2;
+	c->entries[0].function = 0x80000001;
+	c->entries[1].function = 0x80000008;
+	c->entries[1].eax = 0x3030;          /* 48 physical, 48 virtual */
+	cr_assert_eq(host_guest_phys_bits(c), 48);
+	c->entries[1].eax = 0x2b3034;        /* guest size 43 wins */
+	cr_assert_eq(host_guest_phys_bits(c), 43);
+	c->nent = 1;
+	cr_assert_eq(host_guest_phys_bits(c), 36, "no leaf: the architectural minimum");
+	free(c);
+}
+
+Test(host_limits, this_hosts_memory_is_readable)
+{
+	uint64_t bytes = 0;
+	const char *what = NULL;
+	struct vmm_err e = { 0 };
+	cr_assert_eq(host_memory_limit(&bytes, &what, &e), 0, "%s", e.msg);
+	cr_assert_gt(bytes, 16ull << 20);
+	cr_assert_not_null(what);
+}

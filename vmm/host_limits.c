@@ -1,0 +1,187 @@
+/* Host limits on guest memory (see host_limits.h). */
+#include "vmm/host_limits.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/guest_mem.h"
+#include "vmm/config.h"
+
+unsigned host_guest_phys_bits(const struct kvm_cpuid2 *supported)
+{
+	for (unsigned i = 0; supported && i < supported->nent; i++) {
+		const struct kvm_cpuid_entry2 *e = &supported->entries[i];
+		if (e->function != 0x80000008)
+			continue;
+		unsigned guest = (e->eax >> 16) & 0xff;
+		unsigned phys = e->eax & 0xff;
+		if (guest)
+			return guest;
+		if (phys)
+			return phys;
+	}
+	return 36;
+}
+
+/* "MemTotal:       24684084 kB" */
+static int read_mem_total(uint64_t *bytes, struct vmm_err *err)
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	if (!f)
+		return vmm_err_sys(err, errno, "cannot read /proc/meminfo");
+	char line[128];
+	int rc = vmm_err_set(err, EINVAL, "/proc/meminfo has no MemTotal line");
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long kb;
+		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1) {
+			*bytes = (uint64_t)kb << 10;
+			rc = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+/* One number from a cgroup file; "max" (v2) and unreadable files are no
+ * limit (0). */
+static uint64_t read_cgroup_limit(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	char text[64] = "";
+	uint64_t v = 0;
+	if (fgets(text, sizeof(text), f)) {
+		char *end;
+		unsigned long long n = strtoull(text, &end, 10);
+		if (end != text && (*end == '\n' || *end == '\0'))
+			v = n;
+	}
+	fclose(f);
+	return v;
+}
+
+/* The lowest limit on the path from `cgroup` (as /proc/self/cgroup names
+ * it) up to the root of the hierarchy mounted at `mount`. */
+static uint64_t cgroup_path_limit(const char *mount, const char *cgroup, const char *file)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", cgroup);
+	uint64_t lowest = 0;
+	for (;;) {
+		char path[PATH_MAX + 128];
+		snprintf(path, sizeof(path), "%s%s/%s", mount, dir, file);
+		uint64_t v = read_cgroup_limit(path);
+		if (v && (!lowest || v < lowest))
+			lowest = v;
+		char *slash = strrchr(dir, '/');
+		if (!slash)
+			break;
+		*slash = '\0';
+	}
+	return lowest;
+}
+
+/* The memory cgroup limit of this process, 0 if none is visible. */
+static uint64_t cgroup_memory_limit(void)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	if (!f)
+		return 0;
+	char line[PATH_MAX + 64];
+	uint64_t lowest = 0;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		/* "hierarchy-ID:controller-list:cgroup-path" */
+		char *c1 = strchr(line, ':');
+		char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		*c1 = *c2 = '\0';
+		const char *controllers = c1 + 1, *path = c2 + 1;
+		uint64_t v = 0;
+		if (strcmp(line, "0") == 0 && !*controllers) {
+			v = cgroup_path_limit("/sys/fs/cgroup", path, "memory.max");
+			if (!v)
+				v = cgroup_path_limit("/sys/fs/cgroup/unified", path, "memory.max");
+		} else if (strstr(controllers, "memory")) {
+			v = cgroup_path_limit("/sys/fs/cgroup/memory", path, "memory.limit_in_bytes");
+		}
+		if (v && (!lowest || v < lowest))
+			lowest = v;
+	}
+	fclose(f);
+	return lowest;
+}
+
+int host_memory_limit(uint64_t *bytes, const char **what, struct vmm_err *err)
+{
+	int rc = read_mem_total(bytes, err);
+	if (rc)
+		return rc;
+	*what = "MemTotal";
+	uint64_t cg = cgroup_memory_limit();
+	if (cg && cg < *bytes) {
+		*bytes = cg;
+		*what = "the memory cgroup limit";
+	}
+	return 0;
+}
+
+/* Approximate size for a host's memory: "23.5G", "512M". */
+static void format_approx(uint64_t bytes, char *buf, size_t len)
+{
+	if (bytes >= (1ull << 40))
+		snprintf(buf, len, "%.1fT", (double)bytes / (double)(1ull << 40));
+	else if (bytes >= (1ull << 30))
+		snprintf(buf, len, "%.1fG", (double)bytes / (double)(1ull << 30));
+	else
+		snprintf(buf, len, "%" PRIu64 "M", bytes >> 20);
+}
+
+int host_check_guest_memory_against(uint64_t mem_size, bool overcommit, unsigned phys_bits,
+				    uint64_t host_bytes, const char *host_what, struct vmm_err *err)
+{
+	char size[32], limit[32];
+	config_format_size(mem_size, size, sizeof(size));
+	/* RAM below the hole, then the rest from 4 GiB up (base/guest_mem.c). */
+	uint64_t low = mem_size < GUEST_MMIO_HOLE_START ? mem_size : GUEST_MMIO_HOLE_START;
+	uint64_t high = mem_size - low;
+	uint64_t space = phys_bits >= 64 ? UINT64_MAX : (1ull << phys_bits);
+	if (high && (high > space - GUEST_MMIO_HOLE_END || GUEST_MMIO_HOLE_END > space)) {
+		config_format_size(space, limit, sizeof(limit));
+		return vmm_err_set(err, EINVAL,
+				   "--mem %s: more than KVM and this CPU can address (%u guest physical address bits: %s, including the 1G device hole below 4G)",
+				   size, phys_bits, limit);
+	}
+	if (high > HOST_KVM_MAX_SLOT_BYTES)
+		return vmm_err_set(err, EINVAL,
+				   "--mem %s: more than one KVM memory slot holds (just under 8T of RAM above 4G)",
+				   size);
+	if (!overcommit && host_bytes && mem_size > host_bytes) {
+		format_approx(host_bytes, limit, sizeof(limit));
+		return vmm_err_set(err, EINVAL,
+				   "--mem %s: more than this host's memory (%s, %s); --mem-overcommit boots it anyway",
+				   size, limit, host_what);
+	}
+	return 0;
+}
+
+int host_check_guest_memory(uint64_t mem_size, bool overcommit, const struct kvm_cpuid2 *supported,
+			    struct vmm_err *err)
+{
+	uint64_t host = 0;
+	const char *what = "";
+	if (!overcommit) {
+		int rc = host_memory_limit(&host, &what, err);
+		if (rc)
+			return rc;
+	}
+	return host_check_guest_memory_against(mem_size, overcommit, host_guest_phys_bits(supported),
+					       host, what, err);
+}

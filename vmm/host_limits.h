@@ -1,0 +1,38 @@
+/* What the host can give a guest, checked before guest memory is mapped so
+ * that an impossible or unwise --mem is one clear line instead of a raw
+ * KVM error (or a guest that boots and then gets the host OOM-killed). */
+#ifndef MINIVMM_VMM_HOST_LIMITS_H
+#define MINIVMM_VMM_HOST_LIMITS_H
+
+#include <linux/kvm.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/error.h"
+
+/* KVM keeps a memory slot's size in pages in 31 bits
+ * (KVM_MEM_MAX_NR_PAGES, include/linux/kvm_host.h: not in the uapi). */
+#define HOST_KVM_MAX_SLOT_BYTES ((((uint64_t)1 << 31) - 1) << 12)
+
+/* The guest physical address bits KVM offers on this CPU: CPUID
+ * 0x80000008 as KVM_GET_SUPPORTED_CPUID reports it (EAX[23:16], the
+ * guest size, when set; else EAX[7:0]); 36 if the leaf is missing, the
+ * architectural minimum. */
+unsigned host_guest_phys_bits(const struct kvm_cpuid2 *supported);
+
+/* The memory this process may use: MemTotal, or the memory cgroup's
+ * limit (v1 or v2, the lowest on the path to the root) if that is lower.
+ * *what says which ("MemTotal", "the memory cgroup limit"). */
+int host_memory_limit(uint64_t *bytes, const char **what, struct vmm_err *err);
+
+/* Guest RAM of mem_size bytes, laid out around the device hole below
+ * 4 GiB, must fit in the guest physical address space and in KVM's
+ * memory slots (both always), and in the host's memory unless overcommit. */
+int host_check_guest_memory(uint64_t mem_size, bool overcommit, const struct kvm_cpuid2 *supported,
+			    struct vmm_err *err);
+
+/* The same checks with the limits given (for tests). */
+int host_check_guest_memory_against(uint64_t mem_size, bool overcommit, unsigned phys_bits,
+				    uint64_t host_bytes, const char *host_what, struct vmm_err *err);
+
+#endif
