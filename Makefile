@@ -87,7 +87,7 @@ DEPS_OK   := $(BUILD)/.deps-build
 
 .DEFAULT_GOAL := all
 
-# Fragments that define TESTGUEST and NETPEER, needed by the rules below.
+# Fragments that define TESTGUEST, NETPEER and TEST_TOOLS, needed by the rules below.
 include guest-images/testguest/testguest.mk
 include tests/tools/tools.mk
 
@@ -96,7 +96,7 @@ include tests/tools/tools.mk
 # A static build is the appliance binary: criterion has no static library,
 # so the unit tests are left out of it.
 ifeq ($(STATIC),)
-all: $(BIN) $(LIB_ALL) $(UNIT_BIN) testguest $(NETPEER)
+all: $(BIN) $(LIB_ALL) $(UNIT_BIN) testguest $(TEST_TOOLS)
 else
 all: $(BIN) $(LIB_ALL)
 endif
@@ -181,7 +181,7 @@ unit-test: $(UNIT_BIN)
 	scripts/install-deps.sh unit
 	$(UNIT_BIN) --jobs 2
 
-integration-test: $(BIN) $(LIB_ALL) testguest $(NETPEER)
+integration-test: $(BIN) $(LIB_ALL) testguest $(TEST_TOOLS)
 	scripts/install-deps.sh test
 	BUILD=$(BUILD) SAN=$(SAN) MAKE="$(MAKE)" tests/integration/run.sh
 
@@ -198,7 +198,7 @@ san-test:
 # default) through the net, multiqueue and hostile tests again: a kernel may
 # lack any of them and the engine must work the same without.
 URING_VARIANTS := fixed-files=off,defer-taskrun=off fixed-buffers=on poll-us=auto
-uring-variants-test: $(BIN) testguest $(NETPEER)
+uring-variants-test: $(BIN) testguest $(TEST_TOOLS)
 	scripts/install-deps.sh test
 	@rc=0; for v in $(URING_VARIANTS); do \
 		echo "== io_uring variant: --net ...,$$v"; \
@@ -212,7 +212,7 @@ uring-variants-test: $(BIN) testguest $(NETPEER)
 TSAN_TESTS := 'mq*' 'net*' 'packet*'
 tsan-test:
 	$(MAKE) SAN=thread tsan-integration-test
-tsan-integration-test: $(BIN) testguest $(NETPEER)
+tsan-integration-test: $(BIN) testguest $(TEST_TOOLS)
 	scripts/install-deps.sh test
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp" \
 		BUILD=$(BUILD) tests/integration/run.sh $(TSAN_TESTS)

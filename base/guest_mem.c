@@ -8,16 +8,36 @@
 #define TWO_MIB (2ULL << 20)
 #define SMALL_PAGES_BELOW (4ULL << 20)
 
+/* An anonymous mapping of size bytes whose start is a multiple of 2 MiB.
+ * mmap only promises page alignment; KVM can back a guest 2 MiB page with a
+ * host huge page (and THP can build one) only where guest-physical and host
+ * addresses agree modulo 2 MiB, so map 2 MiB more and trim both ends.
+ * MAP_NORESERVE: the guest touches what it uses; an idle 256 MiB guest must
+ * not cost 256 MiB of host memory. */
+static void *map_two_mib_aligned(uint64_t size)
+{
+	size_t span = (size_t)size + TWO_MIB;
+	uint8_t *raw = mmap(NULL, span, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (raw == MAP_FAILED)
+		return MAP_FAILED;
+	uint8_t *start = (uint8_t *)(((uintptr_t)raw + TWO_MIB - 1) & ~(uintptr_t)(TWO_MIB - 1));
+	size_t head = (size_t)(start - raw);
+	size_t tail = span - head - (size_t)size;
+	if (head)
+		munmap(raw, head);
+	if (tail)
+		munmap(start + size, tail);
+	return start;
+}
+
 int guest_mem_init(struct guest_mem *mem, uint64_t ram_size, struct vmm_err *err)
 {
 	memset(mem, 0, sizeof(*mem));
 	if (ram_size == 0 || ram_size % TWO_MIB)
 		return vmm_err_set(err, EINVAL, "guest memory size must be a non-zero multiple of 2 MiB");
 
-	/* MAP_NORESERVE: the guest touches what it uses; an idle 256 MiB guest
-	 * must not cost 256 MiB of host memory. */
-	void *map = mmap(NULL, ram_size, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *map = map_two_mib_aligned(ram_size);
 	if (map == MAP_FAILED)
 		return vmm_err_sys(err, errno, "cannot map %llu MiB of guest memory",
 				   (unsigned long long)(ram_size >> 20));

@@ -1,5 +1,6 @@
 #include "net/datapath.h"
 
+#include "net/csum.h"
 #include "net/gso.h"
 
 #include <errno.h>
@@ -328,6 +329,53 @@ static bool dp_rx_wanted(struct dp_queue *q, const struct dp_read *r)
 	return g->rx_accept(g->opaque, dst);
 }
 
+/* Write one byte at offset off of what a read delivered. */
+static void dp_read_poke(struct dp_read *r, size_t off, uint8_t v)
+{
+	for (unsigned i = 0; i < r->nr_iov; i++) {
+		if (off < r->iov[i].iov_len) {
+			((uint8_t *)r->iov[i].iov_base)[off] = v;
+			return;
+		}
+		off -= r->iov[i].iov_len;
+	}
+}
+
+/* What the guest negotiated bounds what a frame may carry (virtio 1.2,
+ * 5.1.6.4.1): no NEEDS_CSUM without GUEST_CSUM, no GSO type it did not
+ * take. A backend can still hand such a frame over: a tap's queue keeps
+ * frames from before a reset that renegotiated its offloads, and a packet
+ * socket read with rx=recv has no offload switch. Finish the checksum in
+ * place; drop a GSO frame, which cannot be cut inside the guest's buffers.
+ * False: the frame is dropped (counted and said). */
+static bool dp_rx_fit_offloads(struct dp_queue *q, struct dp_read *r, uint32_t n)
+{
+	const struct net_queue_pair *qp = q->qp;
+	struct virtio_net_hdr_v1 h;
+	if (!dp_read_peek(r, 0, (uint8_t *)&h, offsetof(struct virtio_net_hdr_v1, num_buffers)))
+		return true;
+	if (h.gso_type != VIRTIO_NET_HDR_GSO_NONE &&
+	    !gso_guest_takes(h.gso_type, qp->guest_tso4, qp->guest_tso6, qp->guest_ecn)) {
+		NET_STAT_ADD(q->qp, rx_dropped, 1);
+		dp_log(q, "%u-byte GSO frame (type %u) for a guest that did not negotiate it dropped "
+		       "(queued before the offloads changed, or a packet socket read with rx=recv)",
+		       n - qp->vnet_hdr_len, h.gso_type);
+		return false;
+	}
+	if (!(h.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) || qp->guest_csum)
+		return true;
+	if (!csum_finish_iov(r->iov, r->nr_iov, qp->vnet_hdr_len, n - qp->vnet_hdr_len,
+			     h.csum_start, h.csum_offset)) {
+		NET_STAT_ADD(q->qp, rx_dropped, 1);
+		dp_log(q, "%u-byte frame with a partial checksum at %u+%u, outside the frame, dropped",
+		       n - qp->vnet_hdr_len, h.csum_start, h.csum_offset);
+		return false;
+	}
+	dp_read_poke(r, offsetof(struct virtio_net_hdr_v1, flags),
+		     (uint8_t)(h.flags & ~VIRTIO_NET_HDR_F_NEEDS_CSUM));
+	return true;
+}
+
 static void dp_rx_push_frame(struct dp_queue *q, struct dp_read *r, uint32_t n)
 {
 	uint32_t left = n;
@@ -365,8 +413,10 @@ void dp_rx_complete(struct dp_queue *q, struct dp_read *r, ssize_t n)
 		r->nr_chains = 0;
 		return;
 	}
-	if (!dp_rx_wanted(q, r)) {
+	bool wanted = dp_rx_wanted(q, r);
+	if (!wanted)
 		NET_STAT_ADD(q->qp, rx_filtered, 1);
+	if (!wanted || !dp_rx_fit_offloads(q, r, (uint32_t)n)) {
 		for (unsigned i = 0; i < r->nr_chains; i++)
 			dp_rx_return_chain(q, r->slot[i]);
 		r->nr_chains = 0;

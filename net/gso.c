@@ -1,5 +1,7 @@
 #include "net/gso.h"
 
+#include "net/csum.h"
+
 #include <errno.h>
 #include <linux/virtio_net.h>
 #include <string.h>
@@ -18,23 +20,6 @@ static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 static uint32_t get32(const uint8_t *p) { return (uint32_t)get16(p) << 16 | get16(p + 2); }
 static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
 static void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)(v >> 16)); put16(p + 2, (uint16_t)v); }
-
-/* Ones' complement sum of len bytes (big-endian 16-bit words). */
-static uint32_t csum_add(uint32_t sum, const uint8_t *p, size_t len)
-{
-	for (size_t i = 0; i + 1 < len; i += 2)
-		sum += get16(p + i);
-	if (len & 1)
-		sum += (uint32_t)p[len - 1] << 8;
-	return sum;
-}
-
-static uint16_t csum_fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
 
 /* Where the headers of a frame to cut are, once checked. */
 struct gso_layout {

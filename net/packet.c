@@ -51,29 +51,6 @@ static void ring_release_block(struct pkt_ring *r)
 	r->frame = NULL;
 }
 
-static uint16_t csum_fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
-bool pkt_fix_checksum(uint8_t *frame, uint32_t len, uint16_t csum_start, uint16_t csum_offset)
-{
-	if ((uint32_t)csum_start + csum_offset + 2 > len)
-		return false;
-	/* The field already holds the pseudo-header sum; add the rest. */
-	uint32_t sum = 0;
-	for (uint32_t i = csum_start; i + 1 < len; i += 2)
-		sum += (uint32_t)(frame[i] << 8 | frame[i + 1]);
-	if ((len - csum_start) & 1)
-		sum += (uint32_t)frame[len - 1] << 8;
-	uint16_t c = csum_fold(sum);
-	frame[csum_start + csum_offset] = (uint8_t)(c >> 8);
-	frame[csum_start + csum_offset + 1] = (uint8_t)c;
-	return true;
-}
-
 /* One frame. The kernel reserves PACKET_VNET_HDR_SZ (12) bytes before the
  * MAC header but the ring path (tpacket_rcv) writes only the legacy
  * 10-byte struct virtio_net_hdr, right before the MAC header; readv gets
@@ -95,19 +72,11 @@ static int ring_deliver_frame(struct pkt_ring *r, struct dp_queue *dp, struct tp
 	}
 	uint8_t *hdr = ring_frame_header(h);
 	struct virtio_net_hdr_v1 *vh = (struct virtio_net_hdr_v1 *)hdr;
-	if (!r->guest_csum && vh->gso_type == VIRTIO_NET_HDR_GSO_NONE &&
-	    (vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM)) {
-		if (!pkt_fix_checksum(hdr + VNET_HDR_LEN, h->tp_snaplen, vh->csum_start,
-				      vh->csum_offset)) {
-			NET_STAT_ADD(dp->qp, rx_dropped, 1);
-			return 1;
-		}
-		vh->flags &= (uint8_t)~VIRTIO_NET_HDR_F_NEEDS_CSUM;
-	}
 	vh->num_buffers = 0;
 	/* A GSO frame (after GRO, or a host TCP segment passed on by a veth
 	 * or bridge) goes as it is to a guest with TSO, else cut in segments
-	 * (each with full checksums). */
+	 * (each with full checksums); the data path finishes a NEEDS_CSUM
+	 * checksum for a guest without GUEST_CSUM. */
 	return dp_rx_deliver_frame(dp, hdr, VNET_HDR_LEN + h->tp_snaplen, &r->gso_done);
 }
 
@@ -209,7 +178,6 @@ static int packet_setup_ring(struct packet_backend *pb, unsigned q, struct vmm_e
 		free(r);
 		return vmm_err_sys(err, e, "packet backend: mmap of the receive ring");
 	}
-	r->guest_csum = pb->base.offloads & 1;
 	pb->ring[q] = r;
 	/* The ring is read in place; the socket is only waited on. A block is
 	 * handed over by a timer too (RING_RETIRE_MS), and readability can be
@@ -340,13 +308,10 @@ static int packet_open(struct packet_backend *pb, struct vmm_err *err)
 static int packet_set_offload(struct net_backend *b, unsigned offloads, struct vmm_err *err)
 {
 	(void)err;
-	struct packet_backend *pb = pb_of(b);
-	/* Checksums: frames the guest cannot finish are completed in
-	 * pkt_ring_consume (rx=ring) — see ring->guest_csum. */
+	/* A packet socket has no offload switch: it hands over what the
+	 * kernel has. The data path finishes NEEDS_CSUM checksums for a guest
+	 * without GUEST_CSUM and cuts GSO frames for one without TSO. */
 	b->offloads = offloads;
-	for (unsigned q = 0; q < b->nr_queues; q++)
-		if (pb->ring[q])
-			pb->ring[q]->guest_csum = offloads & 1;
 	return 0;
 }
 

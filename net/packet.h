@@ -17,7 +17,6 @@ struct pkt_ring {
 	unsigned block;              /* current block */
 	unsigned frames_left;        /* frames not yet taken from it, 0: not started */
 	uint8_t *frame;              /* next frame in the current block */
-	bool guest_csum;             /* the guest takes NEEDS_CSUM frames */
 	unsigned gso_done;           /* segments of the current frame already delivered */
 };
 
@@ -28,10 +27,5 @@ int pkt_ring_consume(struct pkt_ring *r, struct dp_queue *dp);
 
 /* Is the current block ready for us? */
 bool pkt_ring_ready(const struct pkt_ring *r);
-
-/* Finish a checksum the kernel left to the receiver (NEEDS_CSUM), for a
- * guest that did not negotiate GUEST_CSUM. frame starts at the Ethernet
- * header; returns false if csum_start/offset fall outside it. */
-bool pkt_fix_checksum(uint8_t *frame, uint32_t len, uint16_t csum_start, uint16_t csum_offset);
 
 #endif

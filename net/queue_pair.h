@@ -73,6 +73,7 @@ struct net_queue_pair {
 	uint32_t vnet_hdr_len;     /* 12: struct virtio_net_hdr_v1, both directions */
 	uint32_t rx_frame_max;     /* header + largest frame the backend may deliver */
 	bool mrg_rxbuf;            /* a frame may span several RX chains */
+	bool guest_csum;           /* the guest takes NEEDS_CSUM frames (GUEST_CSUM) */
 	bool guest_gso;            /* the guest takes GSO frames (GUEST_TSO*) */
 	bool guest_tso4, guest_tso6, guest_ecn;   /* which ones (GUEST_TSO4/6, GUEST_ECN) */
 	struct dp_queue *dp;       /* data-path state, kept across worker restarts */

@@ -167,6 +167,7 @@ static void vnet_setup_pair(struct virtio_net *n, unsigned p, uint64_t features)
 	qp->vnet_hdr_len = sizeof(struct virtio_net_hdr_v1);
 	qp->rx_frame_max = vnet_rx_frame_max(n, features);
 	qp->mrg_rxbuf = features & F(VIRTIO_NET_F_MRG_RXBUF);
+	qp->guest_csum = features & F(VIRTIO_NET_F_GUEST_CSUM);
 	qp->guest_gso = features & (F(VIRTIO_NET_F_GUEST_TSO4) | F(VIRTIO_NET_F_GUEST_TSO6));
 	qp->guest_tso4 = features & F(VIRTIO_NET_F_GUEST_TSO4);
 	qp->guest_tso6 = features & F(VIRTIO_NET_F_GUEST_TSO6);

@@ -38,6 +38,7 @@ int virtq_init(struct virtq *q, const struct guest_mem *mem, uint16_t size, uint
 	/* The driver initialised the rings; start from its view of them. */
 	q->last_avail = 0;
 	q->next_used = 0;
+	q->published_used = 0;
 	q->used->flags = 0;
 	/* The device area is ours: do not leave whatever the memory held
 	 * (e.g. before a reset) as the guest's kick threshold. */
@@ -139,12 +140,14 @@ int virtq_pop(struct virtq *q, struct guest_chain *chain)
 	uint16_t avail_idx = __atomic_load_n(&q->avail->idx, __ATOMIC_ACQUIRE);
 	if (avail_idx == q->last_avail)
 		return 0;
-	/* A driver has at most `size` chains outstanding (made available, not
-	 * yet used). More means it jumped the index or re-posted a head we
-	 * still hold. next_used counts what we pushed, published or not: the
-	 * driver cannot have reused those either, so this never trips on a
+	/* A driver has at most `size` chains outstanding (made available and
+	 * not yet seen used). More means it jumped the index or re-posted a
+	 * head we still hold. Count from the used index the guest can see: a
+	 * chain pushed but not yet published is still ours, and a driver cannot
+	 * have reused it (measuring from next_used let a device that holds
+	 * every chain pop one re-posted head per push). Never trips on a
 	 * correct driver. */
-	if ((uint16_t)(avail_idx - q->next_used) > q->size)
+	if ((uint16_t)(avail_idx - q->published_used) > q->size)
 		return virtq_fail(q, VIRTQ_ERR_AVAIL_IDX);
 	/* The acquire load of avail->idx orders the reads below after it. */
 	uint16_t head = q->avail->ring[q->last_avail & (q->size - 1)];
@@ -168,6 +171,7 @@ void virtq_publish(struct virtq *q)
 {
 	/* Release: the guest must see the elements before the index. */
 	__atomic_store_n(&q->used->idx, q->next_used, __ATOMIC_RELEASE);
+	q->published_used = q->next_used;
 }
 
 bool virtq_should_signal(struct virtq *q)

@@ -46,6 +46,7 @@ struct virtq {
 
 	uint16_t last_avail;              /* next avail ring slot to consume */
 	uint16_t next_used;               /* shadow used idx: pushed, maybe not published */
+	uint16_t published_used;          /* used idx the guest can see (last publish) */
 	uint16_t signalled_used;          /* used idx when we last signalled */
 	bool signalled_used_valid;
 	enum virtq_error error;           /* first error; the queue is dead once set */

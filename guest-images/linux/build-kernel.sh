@@ -4,20 +4,32 @@
 #
 #   ${MINIVMM_CACHE:-/var/cache/minivmm}/linux-inner-6.1/{bzImage,vmlinux,config}
 #
+# --variant NAME adds inner-NAME.config on top of inner.config and builds into
+# linux-inner-6.1-NAME/ (same extracted source): e.g. acpi-nopci, the kernel
+# with ACPI=y and PCI=n that must still find its NIC under minivmm's defaults.
+#
 # The cache is keyed by a hash of inner.config, the version of the
 # linux-source-6.1 package and $recipe below (bump it when the way the kernel
 # is built changes): change any of them and the kernel is rebuilt.
 # Quick when cached; concurrent runs wait on a lock. Prints the cache directory
 # on stdout as its last line.
 #
-# Usage: build-kernel.sh [--check-only]   (--check-only: verify a cached .config)
+# Usage: build-kernel.sh [--variant NAME] [--check-only]   (--check-only: verify a cached .config)
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${MINIVMM_CACHE:-/var/cache/minivmm}
 out=$cache/linux-inner-6.1
+src=$out/src    # every variant builds from the one extracted tree
 tarball=/usr/src/linux-source-6.1.tar.xz
-fragment=$here/inner.config
+fragments=$here/inner.config
+variant=""
+if [ "${1:-}" = --variant ]; then
+	variant=$2; shift 2
+	[ -f "$here/inner-$variant.config" ] || { echo "build-kernel: error: no $here/inner-$variant.config" >&2; exit 1; }
+	fragments="$fragments $here/inner-$variant.config"
+	out=$out-$variant
+fi
 
 log() { echo "build-kernel: $*" >&2; }
 die() { echo "build-kernel: error: $*" >&2; exit 1; }
@@ -25,10 +37,11 @@ die() { echo "build-kernel: error: $*" >&2; exit 1; }
 [ -r "$tarball" ] || die "$tarball missing (scripts/install-deps.sh linux installs linux-source-6.1)"
 srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || echo unknown)
 recipe=1
-key=$( { cat "$fragment"; echo "$srcver recipe $recipe"; } | sha256sum | cut -c1-16)
+key=$( { cat $fragments; echo "$srcver recipe $recipe"; } | sha256sum | cut -c1-16)
 
 # check_config CONFIG: every "CONFIG_X=y" / "# CONFIG_X is not set" line of
-# the fragment must appear verbatim in the final .config.
+# the fragments must appear verbatim in the final .config (a later fragment's
+# line for a symbol overrides an earlier one's).
 check_config() {
 	bad=0
 	while IFS= read -r line; do
@@ -44,7 +57,10 @@ check_config() {
 				log "option $sym wanted off, .config has: $(grep "^$sym=" "$1")"; bad=1
 			fi ;;
 		esac
-	done < "$fragment"
+	done <<-EOF
+	$(cat $fragments | awk '/^CONFIG_|^# CONFIG_.* is not set/ { s = $0; sub(/^# /, "", s); sub(/[= ].*/, "", s); last[s] = $0; order[++n] = s }
+		END { for (i = 1; i <= n; i++) if (!(order[i] in done)) { done[order[i]] = 1; print last[order[i]] } }')
+	EOF
 	return $bad
 }
 
@@ -68,7 +84,6 @@ if [ -f "$out/key" ] && [ "$(cat "$out/key")" = "$key" ] &&
 fi
 
 start=$(date +%s)
-src=$out/src
 rm -f "$out/key"
 if [ ! -f "$src/.extracted-$srcver" ]; then
 	log "extracting $tarball ($srcver) into $src"
@@ -79,9 +94,9 @@ fi
 
 obj=$out/obj
 mkdir -p "$obj"
-log "configuring (tinyconfig + $fragment)"
+log "configuring (tinyconfig + $fragments)"
 make -s -C "$src" O="$obj" tinyconfig >/dev/null
-"$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "$fragment" >/dev/null
+"$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" $fragments >/dev/null
 make -s -C "$src" O="$obj" olddefconfig >/dev/null
 check_config "$obj/.config" || die "kconfig dropped wanted options (missing dependencies?), see above"
 

@@ -267,6 +267,62 @@ unsigned np_udp_headers(uint8_t *out, const struct np_addr *self, const uint8_t 
 						       : UDP_FRAME_HLEN + payload_len;
 }
 
+unsigned np_icmp_request(uint8_t *out, const struct np_addr *self, const uint8_t dmac[6],
+			 const uint8_t dip[4], uint16_t id, uint16_t seq, unsigned payload_len)
+{
+	struct eth_hdr *e = (struct eth_hdr *)out;
+	struct ip_hdr *ip = (struct ip_hdr *)(out + ETH_HLEN);
+	struct icmp_hdr *ic = (struct icmp_hdr *)(out + ETH_HLEN + IP_HLEN);
+	uint8_t *pl = (uint8_t *)(ic + 1);
+	unsigned icmp_len = (unsigned)sizeof(*ic) + payload_len;
+
+	memcpy(e->dst, dmac, ETH_ALEN);
+	memcpy(e->src, self->mac, ETH_ALEN);
+	e->type = htons(ETH_P_IP);
+	ip->ver_ihl = 0x45;
+	ip->tos = 0;
+	ip->tot_len = htons((uint16_t)(IP_HLEN + icmp_len));
+	ip->id = htons(seq);
+	ip->frag = htons(0x4000);               /* DF */
+	ip->ttl = 64;
+	ip->proto = IP_PROTO_ICMP;
+	memcpy(ip->src, self->ip, 4);
+	memcpy(ip->dst, dip, 4);
+	ip->csum = 0;
+	ip->csum = np_csum_fold(np_csum_add(0, ip, IP_HLEN));
+	ic->type = 8;
+	ic->code = 0;
+	ic->id = htons(id);
+	ic->seq = htons(seq);
+	for (unsigned i = 0; i < payload_len; i++)
+		pl[i] = (uint8_t)(i + seq);
+	ic->csum = 0;
+	ic->csum = np_csum_fold(np_csum_add(0, ic, icmp_len));
+	return pad(out, ETH_HLEN + IP_HLEN + icmp_len);
+}
+
+int np_icmp_is_reply(const uint8_t *frame, unsigned len, const struct np_addr *self,
+		     const uint8_t src[4], uint16_t id, uint16_t *seq)
+{
+	const struct eth_hdr *e = (const struct eth_hdr *)frame;
+	const struct ip_hdr *ip = (const struct ip_hdr *)(frame + ETH_HLEN);
+	const struct icmp_hdr *ic;
+	unsigned ihl;
+
+	if (len < ETH_HLEN + IP_HLEN + sizeof(*ic) || e->type != htons(ETH_P_IP) ||
+	    (ip->ver_ihl >> 4) != 4 || ip->proto != IP_PROTO_ICMP ||
+	    memcmp(ip->src, src, 4) || memcmp(ip->dst, self->ip, 4))
+		return 0;
+	ihl = (ip->ver_ihl & 0xf) * 4u;
+	if (ihl < IP_HLEN || len < ETH_HLEN + ihl + sizeof(*ic))
+		return 0;
+	ic = (const struct icmp_hdr *)(frame + ETH_HLEN + ihl);
+	if (ic->type != 0 || ic->code != 0 || ntohs(ic->id) != id)
+		return 0;
+	*seq = ntohs(ic->seq);
+	return 1;
+}
+
 /* Pattern byte i (i >= 16) of a test datagram is pattern_base + 7 * i, as
  * in tests/tools/udp_flows.c. Eight bytes at a time, without carries
  * between bytes. */

@@ -107,6 +107,15 @@ unsigned np_udp_headers(uint8_t *out, const struct np_addr *self, const uint8_t 
 			const uint8_t dip[4], uint16_t sport, uint16_t dport,
 			unsigned payload_len);
 
+/* An ICMP echo request from self to dip/dmac with `payload_len` bytes of
+ * pattern; returns the frame length (>= ETH_ZLEN). */
+unsigned np_icmp_request(uint8_t *out, const struct np_addr *self, const uint8_t dmac[6],
+			 const uint8_t dip[4], uint16_t id, uint16_t seq, unsigned payload_len);
+/* Is this frame an ICMP echo reply from `src` to us with identifier `id`?
+ * 1 (its sequence number in *seq) or 0. */
+int np_icmp_is_reply(const uint8_t *frame, unsigned len, const struct np_addr *self,
+		     const uint8_t src[4], uint16_t id, uint16_t *seq);
+
 /* Test datagram payload (tests/tools/udp_flows.c): struct
  * minivmm_net_seq_hdr, then byte i = base(flow, seq) + 7 * i. */
 void np_seq_fill(uint8_t *payload, unsigned len, uint16_t flow, uint64_t seq);

@@ -30,6 +30,7 @@
 #define DRAIN_US         200000     /* after stop: let the last replies go */
 #define WAIT_IDLE_US     10000000   /* BSP: no worker progress for this long */
 #define IRQ_WAIT_US      200000     /* irq=1: wait this long per interrupt */
+#define LINK_POLL_US     20000      /* echo/sink queue 0: link status read this often */
 #define RX_BATCH         64
 #define GEN_BATCH        64
 #define MAX_FLOWS        64         /* net-sink: flows tracked per queue */
@@ -61,6 +62,7 @@ struct qstat {
 	uint64_t lost, reorders, badsum, corrupt, flows;    /* net-sink */
 	uint64_t usecs;                             /* net-gen */
 	uint64_t irq_wakeups, irq_missed;           /* irq=1, queue 0 */
+	uint64_t partial;           /* NEEDS_CSUM although GUEST_CSUM is not negotiated */
 	uint64_t progress;          /* moves while the worker makes progress */
 	int done;
 } __attribute__((aligned(64)));
@@ -319,6 +321,10 @@ static void handle_frame(struct vnet_pair *p, struct qstat *st, const struct vne
 	uint8_t *out;
 
 	st->frames++;
+	/* Without GUEST_CSUM the device must hand over full checksums and
+	 * flags 0 (spec 5.1.6.4.1); count it when it does not. */
+	if ((rx->hdr->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) && !vnet_has(&net, VIRTIO_NET_F_GUEST_CSUM))
+		st->partial++;
 	switch (np_classify(rx->frame, rx->len, &prm.self, &v)) {
 	case NP_ARP_REQUEST:
 		learn_peer(&v);
@@ -417,6 +423,7 @@ static void echo_sink_worker(unsigned q)
 	struct vnet_pair *p = &net.pair[q];
 	struct qstat *st = &qs[q];
 	int irq = q == 0 && prm.irq;
+	uint64_t next_link = 0;
 
 	while (!stopped()) {
 		if (irq)
@@ -424,6 +431,12 @@ static void echo_sink_worker(unsigned q)
 		rx_service(p, st, RX_BATCH);
 		if (deadline && tsc_passed(deadline))
 			set_stop();
+		/* Queue 0 watches the link (a host interface that vanishes and
+		 * comes back): two MMIO reads every LINK_POLL_US. */
+		if (q == 0 && tsc_passed(next_link)) {
+			vnet_link_poll(&net, irq ? tg_net_irq_status : 0);
+			next_link = tsc_deadline_us(LINK_POLL_US);
+		}
 	}
 	tx_drain(p, DRAIN_US);
 }
@@ -613,16 +626,16 @@ static void report(void)
 
 		switch (mode) {
 		case NET_ECHO:
-			tg_printf("testguest: q%u rx %llu tx %llu drops %llu frames %llu arp %llu icmp %llu other %llu bad %llu rxerr %llu rxkicks %llu txkicks %llu\n",
+			tg_printf("testguest: q%u rx %llu tx %llu drops %llu frames %llu arp %llu icmp %llu other %llu bad %llu rxerr %llu rxkicks %llu txkicks %llu partial %llu\n",
 				  q, U(s->rx), U(s->tx), U(s->drops), U(s->frames), U(s->arp),
 				  U(s->icmp), U(s->other), U(s->bad), U(p->rx_errors),
-				  U(p->rx.kicks), U(p->tx.kicks));
+				  U(p->rx.kicks), U(p->tx.kicks), U(s->partial));
 			break;
 		case NET_SINK:
-			tg_printf("testguest: q%u rx %llu lost %llu reorders %llu bad %llu badsum %llu corrupt %llu flows %llu frames %llu arp %llu icmp %llu other %llu drops %llu rxerr %llu rxkicks %llu\n",
+			tg_printf("testguest: q%u rx %llu lost %llu reorders %llu bad %llu badsum %llu corrupt %llu flows %llu frames %llu arp %llu icmp %llu other %llu drops %llu rxerr %llu rxkicks %llu partial %llu\n",
 				  q, U(s->rx), U(s->lost), U(s->reorders), U(s->bad), U(s->badsum),
-				  U(s->corrupt),				  U(s->flows), U(s->frames), U(s->arp), U(s->icmp), U(s->other),
-				  U(s->drops), U(p->rx_errors), U(p->rx.kicks));
+				  U(s->corrupt), U(s->flows), U(s->frames), U(s->arp), U(s->icmp), U(s->other),
+				  U(s->drops), U(p->rx_errors), U(p->rx.kicks), U(s->partial));
 			break;
 		case NET_GEN:
 			tg_printf("testguest: q%u tx %llu kicks %llu usecs %llu pps %llu frames %llu arp %llu icmp %llu\n",

@@ -242,7 +242,6 @@ int vmmio_queue_setup(const struct vmmio_dev *d, struct virtq *vq,
 {
 	uint32_t max;
 	uint16_t num = 1;
-	uint64_t a;
 
 	vmmio_write(d, VIRTIO_MMIO_QUEUE_SEL, index);
 	if (vmmio_read(d, VIRTIO_MMIO_QUEUE_READY))
@@ -255,7 +254,18 @@ int vmmio_queue_setup(const struct vmmio_dev *d, struct virtq *vq,
 	if (virtq_init(vq, index, num, event_idx))
 		return -1;
 	vq->notify = (volatile uint32_t *)(d->base + VIRTIO_MMIO_QUEUE_NOTIFY);
-	vmmio_write(d, VIRTIO_MMIO_QUEUE_NUM, num);
+	return vmmio_queue_program(d, vq);
+}
+
+int vmmio_queue_program(const struct vmmio_dev *d, const struct virtq *vq)
+{
+	uint64_t a;
+
+	vmmio_write(d, VIRTIO_MMIO_QUEUE_SEL, vq->index);
+	if (vmmio_read(d, VIRTIO_MMIO_QUEUE_READY) ||
+	    vmmio_read(d, VIRTIO_MMIO_QUEUE_NUM_MAX) < vq->num)
+		return -1;
+	vmmio_write(d, VIRTIO_MMIO_QUEUE_NUM, vq->num);
 	a = (uint64_t)(uintptr_t)vq->desc;
 	vmmio_write(d, VIRTIO_MMIO_QUEUE_DESC_LOW, (uint32_t)a);
 	vmmio_write(d, VIRTIO_MMIO_QUEUE_DESC_HIGH, (uint32_t)(a >> 32));

@@ -62,6 +62,10 @@ int vmmio_set_features(const struct vmmio_dev *d, uint64_t features);
  * -1 (queue missing, already live, or out of memory). */
 int vmmio_queue_setup(const struct vmmio_dev *d, struct virtq *vq,
 		      uint16_t index, uint16_t want, int event_idx);
+/* Program queue vq->index with the rings vq already has (after
+ * virtq_rewind, to bring a device up again on the same memory). 0 or -1
+ * (queue live, or smaller than vq->num). */
+int vmmio_queue_program(const struct vmmio_dev *d, const struct virtq *vq);
 void vmmio_driver_ok(const struct vmmio_dev *d);
 void vmmio_fail(const struct vmmio_dev *d);
 

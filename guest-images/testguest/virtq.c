@@ -47,6 +47,30 @@ int virtq_init(struct virtq *vq, uint16_t index, uint16_t num, int event_idx)
 	return 0;
 }
 
+void virtq_rewind(struct virtq *vq, int event_idx)
+{
+	uint16_t index = vq->index, num = vq->num;
+	struct vring_desc *desc = vq->desc;
+	struct vring_avail *avail = vq->avail;
+	struct vring_used *used = vq->used;
+	volatile uint32_t *notify = vq->notify;
+
+	memset(desc, 0, sizeof(struct vring_desc) * num);
+	memset(avail, 0, sizeof(uint16_t) * (3 + num));
+	memset(used, 0, sizeof(uint16_t) * 3 + sizeof(struct vring_used_elem) * num);
+	memset(vq, 0, sizeof(*vq));
+	vq->index = index;
+	vq->num = num;
+	vq->event_idx = event_idx;
+	vq->desc = desc;
+	vq->avail = avail;
+	vq->used = used;
+	vq->used_event = &avail->ring[num];
+	vq->avail_event = (volatile uint16_t *)&used->ring[num];
+	vq->notify = notify;
+	virtq_update_used_event(vq);
+}
+
 int virtq_flush(struct virtq *vq)
 {
 	uint16_t old = vq->kick_old, new = vq->avail_idx;

@@ -48,6 +48,10 @@ struct virtq {
 
 /* Allocate and zero the rings for `num` entries (power of two <= 256). */
 int virtq_init(struct virtq *vq, uint16_t index, uint16_t num, int event_idx);
+/* Zero the rings vq already has and start over (indices, counters, free
+ * stack), keeping its memory, size and notify register: for a device reset
+ * and a new bring-up without allocating again. */
+void virtq_rewind(struct virtq *vq, int event_idx);
 
 static inline void virtq_set_desc(struct virtq *vq, uint16_t id, const void *buf,
 				  uint32_t len, uint16_t flags, uint16_t next)

@@ -189,6 +189,33 @@ int vnet_ctrl_mq(struct vnet *n, unsigned pairs)
 	return __atomic_load_n(&ctrl_cmd->ack, __ATOMIC_ACQUIRE) == VIRTIO_NET_OK ? 0 : 1;
 }
 
+int vnet_link_poll(struct vnet *n, uint32_t irq_seen)
+{
+	const struct vmmio_dev *d = &n->dev;
+	uint32_t isr, gen, gen2;
+	uint16_t status;
+
+	if (!vnet_has(n, VIRTIO_NET_F_STATUS))
+		return 0;
+	isr = vmmio_read(d, VIRTIO_MMIO_INTERRUPT_STATUS) & VIRTIO_MMIO_INT_CONFIG;
+	if (isr)
+		vmmio_write(d, VIRTIO_MMIO_INTERRUPT_ACK, isr);
+	n->config_irqs += !!((isr | irq_seen) & VIRTIO_MMIO_INT_CONFIG);
+	do {
+		gen = vmmio_read(d, VIRTIO_MMIO_CONFIG_GENERATION);
+		status = vmmio_config16(d, offsetof(struct virtio_net_config, status));
+		gen2 = vmmio_read(d, VIRTIO_MMIO_CONFIG_GENERATION);
+	} while (gen != gen2);
+	if ((status & VIRTIO_NET_S_LINK_UP) == (n->link_status & VIRTIO_NET_S_LINK_UP))
+		return 0;
+	tg_printf("testguest: link %s status 0x%x config-irq %u gen %u\n",
+		  (status & VIRTIO_NET_S_LINK_UP) ? "up" : "down", status,
+		  n->config_irqs ? 1u : 0u, gen);
+	n->link_status = status;
+	n->config_irqs = 0;
+	return 1;
+}
+
 void vnet_rx_post_all(struct vnet_pair *p)
 {
 	for (uint16_t d = 0; d < p->rx.num; d++)

@@ -52,6 +52,7 @@ struct vnet {
 	uint16_t max_pairs;         /* from config space with MQ, else 1 */
 	uint16_t mtu;               /* from config with MTU, else 1500 */
 	uint16_t link_status;       /* config status with STATUS, else 1 (up) */
+	unsigned config_irqs;       /* config interrupts since the last link change */
 	unsigned npairs;            /* pairs set up */
 	int has_ctrl;
 	struct virtq ctrl;
@@ -69,6 +70,14 @@ static inline int vnet_has(const struct vnet *n, unsigned bit)
 int vnet_init(struct vnet *n, unsigned npairs, int offload, int verbose);
 /* VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET: 0 (OK), 1 (ERR) or -1 (no answer). */
 int vnet_ctrl_mq(struct vnet *n, unsigned pairs);
+
+/* With VIRTIO_NET_F_STATUS: read the link status (and InterruptStatus,
+ * acknowledging a configuration-change bit) and print
+ * `testguest: link down|up status 0x<s> config-irq 0|1 gen <g>` when it
+ * differs from the last one seen (n->link_status). config-irq says whether
+ * the device raised a configuration-change interrupt since the last call
+ * (`irq_seen` adds bits an interrupt handler acknowledged). 1 if changed. */
+int vnet_link_poll(struct vnet *n, uint32_t irq_seen);
 
 /* Post every RX buffer of the pair, publish, kick if asked. */
 void vnet_rx_post_all(struct vnet_pair *p);

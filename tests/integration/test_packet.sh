@@ -296,3 +296,22 @@ check(sum(e["rx_dropped"] for e in q) == 0, "frames dropped: %s" % [e["rx_droppe
 }
 
 t_packet_gso_frames_are_cut_for_a_guest_without_tso() { pkt_gso_cut ring; }
+
+# Without GUEST_CSUM the device must hand over finished checksums and flags 0
+# (spec 5.1.6.4.1; docs/packet.md, "Offloads"). What the host stack sends
+# over the veth carries partial ones (CHECKSUM_PARTIAL, NEEDS_CSUM in the
+# socket's vnet header): both RX paths must finish them. The guest counts
+# NEEDS_CSUM frames it did not negotiate ("partial" on its q0 line).
+t_packet_rx_full_checksums_without_guest_csum() {
+	local errs=() rx
+	for rx in ring recv; do
+		if pkt_echo "pktcsum$rx" "test=net-echo secs=60" 2000 4 ",rx=$rx"; then
+			grep -qE "^testguest: q0 .* partial 0$" "$OUT" ||
+				errs+=("[rx=$rx] the guest got partial checksums it did not negotiate (GUEST_CSUM off): $(grep -E '^testguest: q0 ' "$OUT")")
+		else
+			errs+=("$(cat "$TMP_ROOT/.reason")")
+		fi
+		netns_cleanup
+	done
+	[ ${#errs[@]} -eq 0 ] || { fail "${errs[*]}"; return 1; }
+}

@@ -1,6 +1,6 @@
 # Host-side test tools. Included by the top-level Makefile after CFLAGS,
 # LDFLAGS and BUILD are set (so SAN=... and STATIC=... apply here too).
-# Defines NETPEER and `make netpeer`.
+# Defines NETPEER, THREADCPU, TEST_TOOLS (both) and `make netpeer`.
 
 TOOLS_DIR    := tests/tools
 NETPEER      := $(BUILD)/tools/netpeer
@@ -19,3 +19,12 @@ netpeer: $(NETPEER)
 $(NETPEER): $(NETPEER_SRCS) $(NETPEER_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(NETPEER_CFLAGS) $(LDFLAGS) -o $@ $(NETPEER_SRCS)
+
+# The CPU time of a process's threads by name (the hostile-guest tests).
+THREADCPU    := $(BUILD)/tools/threadcpu
+
+$(THREADCPU): $(TOOLS_DIR)/threadcpu.c
+	@mkdir -p $(@D)
+	$(CC) $(NETPEER_CFLAGS) $(LDFLAGS) -o $@ $<
+
+TEST_TOOLS   := $(NETPEER) $(THREADCPU)

@@ -1,5 +1,6 @@
 #include <criterion/criterion.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "base/guest_mem.h"
 
@@ -52,4 +53,26 @@ Test(guest_mem, refuses_sizes_not_multiple_of_2m)
 	cr_assert_lt(guest_mem_init(&m, (2ull << 20) + 4096, &e), 0);
 	cr_assert(strstr(e.msg, "multiple of 2 MiB"));
 	cr_assert_lt(guest_mem_init(&m, 0, &e), 0);
+}
+
+/* KVM maps a guest 2 MiB page with a host huge page only where the guest-
+ * physical and the host address agree modulo 2 MiB: both regions must start
+ * 2 MiB-aligned on the host, whatever mmap happened to return. */
+Test(guest_mem, regions_are_two_mib_aligned_on_the_host)
+{
+	uint64_t sizes[] = { 2ull << 20, 6ull << 20, 64ull << 20, 4ull << 30 };
+	for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		struct guest_mem m;
+		/* Shift mmap's next choice off any 2 MiB boundary. */
+		void *nudge = mmap(NULL, 4096 * (i + 1), PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		cr_assert_neq(nudge, MAP_FAILED);
+		cr_assert_eq(guest_mem_init(&m, sizes[i], NULL), 0);
+		for (unsigned r = 0; r < m.nr_regions; r++)
+			cr_assert_eq((uintptr_t)m.region[r].host % (2u << 20), 0,
+				     "size %llu MiB region %u at %p", (unsigned long long)(sizes[i] >> 20), r,
+				     (void *)m.region[r].host);
+		memset(m.region[0].host + m.region[0].size - 4096, 0xa5, 4096);   /* last page is ours */
+		guest_mem_destroy(&m);
+		munmap(nudge, 4096 * (i + 1));
+	}
 }
