@@ -179,6 +179,7 @@ demo: $(BIN) testguest $(NETPEER)
 
 unit-test: $(UNIT_BIN)
 	scripts/install-deps.sh unit
+	tests/check-layers.sh
 	$(UNIT_BIN) --jobs 2
 
 integration-test: $(BIN) $(LIB_ALL) testguest $(TEST_TOOLS)

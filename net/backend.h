@@ -87,7 +87,9 @@ struct net_backend_ops {
 	int (*set_queue_active)(struct net_backend *b, unsigned q, bool active, struct vmm_err *err);
 	/* The interface can vanish (ip link del) and come back. present: is it
 	 * there (and up, where that matters) now? reopen: close every queue and
-	 * open them again on it; the caller re-applies offloads and steering. */
+	 * open them again on it; the caller re-applies offloads and steering.
+	 * reopen returns -EAGAIN when the interface turned out not to be back
+	 * after all (present saw one being deleted): try again later, quietly. */
 	bool (*present)(struct net_backend *b);
 	int (*reopen)(struct net_backend *b, struct vmm_err *err);
 	/* Frames the backend dropped on queue q since the last call (packet

@@ -204,7 +204,19 @@ static int tap_check_not_shared(struct net_backend *b, struct vmm_err *err)
 			   (unsigned)attached - b->nr_queues == 1 ? "" : "s");
 }
 
-static int tap_backend_open(struct net_backend *b, struct vmm_err *err)
+/* Did TUNSETIFF on fd attach to a tap someone made persistent (ip tuntap
+ * add), rather than create a new one? */
+static bool tap_is_persistent(int fd)
+{
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	return ioctl(fd, TUNGETIFF, &ifr) == 0 && (ifr.ifr_flags & IFF_PERSIST);
+}
+
+/* Open every queue. attach_only: the tap must be one an operator made
+ * (persistent); a TUNSETIFF that created it instead is undone and -EAGAIN
+ * returned. */
+static int tap_backend_open_queues(struct net_backend *b, bool attach_only, struct vmm_err *err)
 {
 	bool multi = b->nr_queues > 1;
 	bool existed = false;
@@ -223,6 +235,10 @@ static int tap_backend_open(struct net_backend *b, struct vmm_err *err)
 			return fd;
 		}
 		b->io[q].fd = fd;
+		if (q == 0 && attach_only && !tap_is_persistent(fd)) {
+			tap_backend_close(b);   /* the last fd of a tap we made: it goes */
+			return vmm_err_set(err, EAGAIN, "tap '%s' is not there (yet)", b->ifname);
+		}
 	}
 	int rc = multi ? tap_check_not_shared(b, err) : 0;
 	if (rc) {
@@ -234,6 +250,11 @@ static int tap_backend_open(struct net_backend *b, struct vmm_err *err)
 	long index = tap_sysfs_ifindex(b->ifname);
 	tb_of(b)->ifindex = index > 0 ? (unsigned)index : 0;
 	return 0;
+}
+
+static int tap_backend_open(struct net_backend *b, struct vmm_err *err)
+{
+	return tap_backend_open_queues(b, false, err);
 }
 
 static int tap_backend_set_offload(struct net_backend *b, unsigned offloads, struct vmm_err *err)
@@ -267,12 +288,16 @@ static bool tap_backend_present(struct net_backend *b)
 	return index > 0 && (lost == 0 || (unsigned)index != lost);
 }
 
-/* Attach to the tap again by name. It exists (present said so): a tap of the
- * wrong kind is refused by tap_open_queue with its usual message. */
+/* Attach to the tap again by name, never creating one: /sys/class/net can
+ * still show a tap that is being deleted, and a TUNSETIFF by name then makes
+ * a new tap of that name, which the operator's `ip tuntap add` after the
+ * delete fails on (EBUSY). A tap an operator makes is persistent; one that
+ * is not was ours, just made, and goes again (-EAGAIN: not back yet). A tap
+ * of the wrong kind is refused by tap_open_queue with its usual message. */
 static int tap_backend_reopen(struct net_backend *b, struct vmm_err *err)
 {
 	tap_backend_close(b);
-	int rc = tap_backend_open(b, err);
+	int rc = tap_backend_open_queues(b, true, err);
 	b->created = false;   /* whoever made the tap that is there now owns it */
 	return rc;
 }

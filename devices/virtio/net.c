@@ -102,20 +102,37 @@ static void vnet_signal(void *opaque)
 	virtio_mmio_signal_used(n->transport);
 }
 
+/* Every line a guest can cause (ring errors, failed activations, the data
+ * path's complaints) passes the device's limiter: a guest that breaks its
+ * device, resets it and breaks it again in a loop would otherwise write a
+ * few lines per cycle, and a new DRIVER_OK makes new per-queue limiters. */
+#define VNET_LOG_BURST        5
+#define VNET_LOG_INTERVAL_NS  1000000000ull
+
+void vnet_say(struct virtio_net *n, const char *line)
+{
+	unsigned held;
+	if (!log_limit_take(&n->log_limit, log_limit_now_ns(), &held))
+		return;
+	char full[720];
+	if (held)
+		snprintf(full, sizeof(full), "net%u: %s (%u more lines like it held back)", n->index, line, held);
+	else
+		snprintf(full, sizeof(full), "net%u: %s", n->index, line);
+	machine_log(n->ev, full);
+}
+
 static void vnet_log(void *opaque, const char *line)
 {
-	struct virtio_net *n = opaque;
-	char full[360];
-	snprintf(full, sizeof(full), "net%u: %s", n->index, line);
-	machine_log(n->ev, full);
+	vnet_say(opaque, line);
 }
 
 static void vnet_fail(void *opaque, const char *why)
 {
 	struct virtio_net *n = opaque;
-	char line[640];
-	snprintf(line, sizeof(line), "net%u: guest ring error (%s): device needs reset", n->index, why);
-	machine_log(n->ev, line);
+	char line[600];
+	snprintf(line, sizeof(line), "guest ring error (%s): device needs reset", why);
+	vnet_say(n, line);
 	virtio_mmio_set_needs_reset(n->transport, why);
 }
 
@@ -274,9 +291,9 @@ static void vnet_poke_workers(struct virtio_net *n)
 
 static void vnet_log_error(struct virtio_net *n, const char *what, const struct vmm_err *e)
 {
-	char line[640];
-	snprintf(line, sizeof(line), "net%u: %s: %s", n->index, what, e->msg);
-	machine_log(n->ev, line);
+	char line[600];
+	snprintf(line, sizeof(line), "%s: %s", what, e->msg);
+	vnet_say(n, line);
 }
 
 /* Steer the backend to pairs [0, k) and mark them active. The backend first,
@@ -446,6 +463,7 @@ int virtio_net_create(struct virtio_net **out, unsigned index, const struct mini
 		return vmm_err_set(err, ENOMEM, "out of memory for net%u", index);
 	}
 	pthread_mutex_init(&n->lock, NULL);
+	log_limit_init(&n->log_limit, VNET_LOG_BURST, VNET_LOG_INTERVAL_NS);
 	n->index = index;
 	n->cfg = *cfg;
 	n->mem = mem;
@@ -515,5 +533,6 @@ void virtio_net_destroy(struct virtio_net *n)
 	if (n->ctrl_stop_fd >= 0)
 		close(n->ctrl_stop_fd);
 	pthread_mutex_destroy(&n->lock);
+	log_limit_destroy(&n->log_limit);
 	free(n);
 }

@@ -15,6 +15,7 @@
 #include "net/backend.h"
 #include "net/queue_pair.h"
 #include "net/worker.h"
+#include "base/log_limit.h"
 #include "base/machine.h"
 
 #define VNET_MAX_PAIRS MINIVMM_MAX_QUEUE_PAIRS
@@ -40,6 +41,7 @@ struct virtio_net {
 	struct net_backend *backend;       /* chosen and opened by the VM; ours to destroy */
 
 	pthread_mutex_t lock;              /* activation, pairs, offloads */
+	struct log_limit log_limit;        /* every line a guest can cause */
 	uint64_t features;                 /* acked, valid while activated */
 	bool activated;
 	unsigned nr_pairs;                 /* = cfg.queues */
@@ -98,6 +100,10 @@ int vnet_set_active_pairs(struct virtio_net *n, unsigned k);
 void virtio_net_stats(struct virtio_net *n, struct minivmm_net_stats *d,
 		      struct minivmm_queue_stats q[VNET_MAX_PAIRS],
 		      struct minivmm_worker_stats w[VNET_MAX_PAIRS]);
+
+/* Log a line a guest can cause, "netK: " prefixed, through the device's
+ * rate limit (net.c; any thread). */
+void vnet_say(struct virtio_net *n, const char *line);
 
 /* The control-queue thread (net_ctrl.c). */
 int vnet_ctrl_start(struct virtio_net *n, struct vmm_err *err);

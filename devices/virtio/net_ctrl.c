@@ -249,8 +249,8 @@ again:
 		virtio_mmio_signal_used(n->transport);
 	if (rc < 0) {
 		char line[160];
-		snprintf(line, sizeof(line), "net%u: control queue: %s", n->index, virtq_error_text(q->error));
-		machine_log(n->ev, line);
+		snprintf(line, sizeof(line), "control queue: %s", virtq_error_text(q->error));
+		vnet_say(n, line);
 		virtio_mmio_set_needs_reset(n->transport, virtq_error_text(q->error));
 		return false;
 	}

@@ -93,6 +93,8 @@ static int vnet_link_try_recover(struct virtio_net *n, char *last_err, size_t si
 		last_err[0] = '\0';
 		return 0;
 	}
+	if (rc == -EAGAIN)
+		return rc;   /* not really back (being deleted, or not made yet) */
 	/* Say why once per distinct reason, not once a second. */
 	if (strcmp(last_err, err.msg) != 0) {
 		snprintf(last_err, size, "%s", err.msg);
@@ -142,7 +144,9 @@ static void *vnet_link_main(void *arg)
 				vnet_link_log(n, what);
 			}
 		}
-		if (down && vnet_link_try_recover(n, last_err, sizeof(last_err)) == 0)
+		/* Not at once after the loss: the interface may still be
+		 * half-deleted. */
+		if (down && ready == 0 && vnet_link_try_recover(n, last_err, sizeof(last_err)) == 0)
 			down = false;
 	}
 	return NULL;
