@@ -31,31 +31,6 @@ static long tap_existing_flags(const char *name)
 	return flags;
 }
 
-struct tap_backend {
-	struct net_backend base;
-	unsigned ifindex;   /* of the tap we attached to, to tell a new one from it */
-};
-
-static struct tap_backend *tb_of(struct net_backend *b)
-{
-	return (struct tap_backend *)b;
-}
-
-/* The interface's index from sysfs; -1 if there is no such interface. */
-static long tap_sysfs_ifindex(const char *name)
-{
-	char path[96];
-	snprintf(path, sizeof(path), "/sys/class/net/%s/ifindex", name);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	long index = -1;
-	if (fscanf(f, "%li", &index) != 1)
-		index = -1;
-	fclose(f);
-	return index;
-}
-
 static int tap_check_existing(const char *name, bool multi_queue, struct vmm_err *err)
 {
 	if (!*name)
@@ -247,8 +222,6 @@ static int tap_backend_open_queues(struct net_backend *b, bool attach_only, stru
 	}
 	b->created = !existed;
 	b->guest_gso = true;
-	long index = tap_sysfs_ifindex(b->ifname);
-	tb_of(b)->ifindex = index > 0 ? (unsigned)index : 0;
 	return 0;
 }
 
@@ -276,16 +249,11 @@ static int tap_backend_set_queue_active(struct net_backend *b, unsigned q, bool 
 	return rc;
 }
 
-/* A tap of that name that is not the one we lost: a deleted tap lingers in
- * sysfs while it is torn down, and attaching by name in that moment would
- * create a new tap of our own in its place (found by
- * tests/integration/test_seccomp.sh, where the test's own `ip tuntap add`
- * then failed with EBUSY). */
 static bool tap_backend_present(struct net_backend *b)
 {
-	unsigned lost = tb_of(b)->ifindex;
-	long index = tap_sysfs_ifindex(b->ifname);
-	return index > 0 && (lost == 0 || (unsigned)index != lost);
+	char path[96];
+	snprintf(path, sizeof(path), "/sys/class/net/%s", b->ifname);
+	return access(path, F_OK) == 0;
 }
 
 /* Attach to the tap again by name, never creating one: /sys/class/net can
@@ -320,10 +288,9 @@ static const struct net_backend_ops tap_backend_ops = {
 int tap_backend_create(const struct net_backend_config *cfg, struct net_backend **out,
 		       struct vmm_err *err)
 {
-	struct tap_backend *tb = calloc(1, sizeof(*tb));
-	if (!tb)
+	struct net_backend *b = calloc(1, sizeof(*b));
+	if (!b)
 		return vmm_err_set(err, ENOMEM, "out of memory for a tap backend");
-	struct net_backend *b = &tb->base;
 	b->ops = &tap_backend_ops;
 	b->nr_queues = cfg->queues;
 	snprintf(b->ifname, sizeof(b->ifname), "%s", cfg->ifname);
