@@ -87,9 +87,10 @@ DEPS_OK   := $(BUILD)/.deps-build
 
 .DEFAULT_GOAL := all
 
-# Fragments that define TESTGUEST, NETPEER and TEST_TOOLS, needed by the rules below.
+# Fragments that define TESTGUEST, NETPEER, TEST_TOOLS and RAWNET, needed by the rules below.
 include guest-images/testguest/testguest.mk
 include tests/tools/tools.mk
+include bench/bench.mk
 
 .PHONY: all deps demo test unit-test integration-test uring-variants-test san-test tsan-test tsan-integration-test linux-test install clean \
         bench bench-quick bench-smoke
@@ -228,16 +229,16 @@ test:
 
 # Benchmarks print tables; they are not tests and never fail on speed.
 # bench-smoke (part of make test) only checks the tables come out well-formed.
-bench: all
+bench: all $(RAWNET)
 	scripts/install-deps.sh test bench linux
 	bench/run.sh --full
 	bench/linux/run.sh --full
 
-bench-quick: all
+bench-quick: all $(RAWNET)
 	scripts/install-deps.sh test bench
 	bench/run.sh --quick
 
-bench-smoke: all
+bench-smoke: all $(RAWNET)
 	scripts/install-deps.sh test bench
 	bench/run.sh --smoke
 

@@ -52,6 +52,13 @@ static inline void *guest_mem_ptr(const struct guest_mem *mem, uint64_t gpa, uin
 	return NULL;
 }
 
+/* Make [gpa, gpa+len) read as zero, writing only where it does not
+ * already: guest RAM a guest never wrote is the host's shared zero page,
+ * and zeroing it (a loader clearing an ELF's BSS) would make the host
+ * allocate every page of it whether the guest uses them or not. False if
+ * the range is not RAM. */
+bool guest_mem_zero(const struct guest_mem *mem, uint64_t gpa, uint64_t len);
+
 /* Highest guest-physical address + 1 of RAM below the MMIO hole. */
 static inline uint64_t guest_mem_low_end(const struct guest_mem *mem)
 {

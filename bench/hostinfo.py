@@ -69,7 +69,48 @@ def cpu_model():
 
 
 def cores():
-    return os.cpu_count() or 1
+    """CPUs this process may run on (what a benchmark can use), at least 1."""
+    return len(online_cpus()) or 1
+
+
+def _cpu_list(text):
+    cpus = set()
+    for part in text.strip().split(','):
+        if not part:
+            continue
+        lo, _, hi = part.partition('-')
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def online_cpus():
+    """Sorted CPU numbers that are online and in this process's affinity mask
+    (sched_getaffinity ∩ /sys/devices/system/cpu/online): where vCPUs, workers
+    and the host peer may be placed. Never assumes CPUs are numbered 0..n-1."""
+    cpus = set(os.sched_getaffinity(0))
+    online = _read('/sys/devices/system/cpu/online')
+    if online.strip():
+        try:
+            cpus &= _cpu_list(online)
+        except ValueError:
+            pass
+    return sorted(cpus) or [0]
+
+
+MAX_GUEST_QUEUES = 8    # the test guest polls one queue per vCPU, at most 8 (docs/testguest.md)
+
+
+def queue_counts(n=None):
+    """Queue-pair counts a benchmark runs: powers of two up to cores/2 (each
+    pair wants a vCPU and a worker core), at least 1 and 2 so even a 2-core
+    host shows the oversubscribed 2-queue case, at most MAX_GUEST_QUEUES."""
+    n = cores() if n is None else n
+    top = min(MAX_GUEST_QUEUES, max(2, n // 2))
+    out, q = [], 1
+    while q <= top:
+        out.append(q)
+        q *= 2
+    return out
 
 
 def loadavg():
@@ -79,7 +120,8 @@ def loadavg():
 def describe():
     """A dict of what was detected, for meta data and CSV."""
     return dict(kvm=kvm_flavour(), nested=nested(), hypervisor=hypervisor_vendor(), cpu=cpu_model(),
-                cores=cores(), kernel=os.uname().release, node=os.uname().nodename, load=loadavg())
+                cores=cores(), cpus=online_cpus(), kernel=os.uname().release, node=os.uname().nodename,
+                load=loadavg())
 
 
 KVM_NOTES = {
@@ -105,3 +147,5 @@ def host_line(d=None):
 if __name__ == '__main__':
     print(host_line())
     print('load average:', loadavg())
+    print('online CPUs usable here:', ','.join(map(str, online_cpus())), '; bench queue counts:',
+          ' '.join(map(str, queue_counts())))

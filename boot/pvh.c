@@ -416,7 +416,9 @@ int pvh_load(const struct guest_mem *mem, const struct boot_request *req,
 	for (unsigned i = 0; i < nsegs; i++) {
 		uint8_t *dst = guest_mem_ptr(mem, segs[i].paddr, segs[i].memsz);
 		memcpy(dst, f.data + segs[i].offset, segs[i].filesz);
-		memset(dst + segs[i].filesz, 0, segs[i].memsz - segs[i].filesz);
+		/* The BSS: pages nobody wrote stay unallocated until the guest
+		 * touches them. */
+		guest_mem_zero(mem, segs[i].paddr + segs[i].filesz, segs[i].memsz - segs[i].filesz);
 	}
 
 	struct hvm_start_info info = {

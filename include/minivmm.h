@@ -199,6 +199,12 @@ struct minivmm_config {
 	/* CLOCK_MONOTONIC ns at which "the VMM started", for the boot timer;
 	 * 0 means when minivmm_create() was called. */
 	uint64_t start_ns;
+
+	/* Log one line per start-up phase (KVM opened, memory mapped, devices,
+	 * kernel loaded, vCPUs created and started), and at the end (stop
+	 * requested, vCPUs stopped, torn down), each with the milliseconds
+	 * since start_ns: where a boot's time goes. Default 0. */
+	int boot_trace;
 };
 
 struct minivmm;

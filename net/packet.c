@@ -70,7 +70,10 @@ static int ring_deliver_frame(struct pkt_ring *r, struct dp_queue *dp, struct tp
 		NET_STAT_ADD(dp->qp, rx_dropped, 1);   /* truncated: larger than the ring's frames */
 		return 1;
 	}
-	uint8_t *hdr = ring_frame_header(h);
+	/* A frame the guest had no buffers for is delivered again later: its
+	 * header must be moved once only. */
+	uint8_t *hdr = r->header_moved ? (uint8_t *)h + h->tp_mac - VNET_HDR_LEN : ring_frame_header(h);
+	r->header_moved = true;
 	struct virtio_net_hdr_v1 *vh = (struct virtio_net_hdr_v1 *)hdr;
 	vh->num_buffers = 0;
 	/* A GSO frame (after GRO, or a host TCP segment passed on by a veth
@@ -98,6 +101,7 @@ int pkt_ring_consume(struct pkt_ring *r, struct dp_queue *dp)
 		int rc = ring_deliver_frame(r, dp, h);
 		if (rc <= 0)
 			return rc < 0 ? -1 : 1;   /* no guest buffers: keep this frame for later */
+		r->header_moved = false;
 		r->frames_left--;
 		if (r->frames_left == 0)
 			ring_release_block(r);

@@ -18,6 +18,7 @@ struct pkt_ring {
 	unsigned frames_left;        /* frames not yet taken from it, 0: not started */
 	uint8_t *frame;              /* next frame in the current block */
 	unsigned gso_done;           /* segments of the current frame already delivered */
+	bool header_moved;           /* the current frame's vnet header is in place */
 };
 
 /* Deliver ready frames to the guest. Returns 1 if it stopped because the

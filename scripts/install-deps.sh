@@ -7,7 +7,8 @@
 #          man for the man-page check, gdb for the backtraces of a hung minivmm,
 #          procps for pgrep)
 #   linux  build the nested Linux test environment (kernels, initramfs)
-#   bench  run the benchmark (QEMU as the comparison peer, gnuplot)
+#   bench  run the benchmark (QEMU as the comparison peer, gnuplot, libxdp and
+#          libbpf for bench/rawnet's AF_XDP ceilings)
 # Quick when nothing is missing: it asks dpkg first and runs apt-get only for
 # what is absent.
 set -eu
@@ -15,7 +16,8 @@ set -eu
 pkgs_build="gcc binutils make libc6-dev liburing-dev libfdt-dev libseccomp-dev libcriterion-dev pkg-config git acpica-tools"
 pkgs_unit="linux-image-amd64"
 pkgs_test="iproute2 iputils-ping qemu-system-x86 python3 device-tree-compiler man-db gdb procps"
-pkgs_bench="qemu-system-x86 qemu-system-data gnuplot-nox python3 iproute2 ethtool iperf3 busybox-static"
+pkgs_bench="qemu-system-x86 qemu-system-data gnuplot-nox python3 iproute2 ethtool iperf3 busybox-static \
+ libxdp-dev libbpf-dev"
 pkgs_linux="qemu-system-x86 qemu-system-data busybox-static linux-image-amd64 linux-source-6.1 \
  flex bison bc libelf-dev libssl-dev lz4 cpio xz-utils kmod iperf3 ethtool iproute2 python3"
 

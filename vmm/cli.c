@@ -60,6 +60,8 @@ const char cli_usage[] =
 	"                       needs: none, but CAP_NET_ADMIN/CAP_NET_RAW for the\n"
 	"                       threads that reopen taps and packet sockets\n"
 	"  --seccomp-list       print every thread's allow-list (Markdown) and exit\n"
+	"  --boot-trace         one line per start-up phase with the milliseconds since\n"
+	"                       the VMM started, and at the stop (see docs/boot.md)\n"
 	"  --help               this text\n"
 	"  --version            print the version\n"
 	"\n"
@@ -79,7 +81,7 @@ const char cli_usage[] =
 
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEM, OPT_SERIAL, OPT_HELP,
        OPT_VERSION, OPT_NET, OPT_STATS, OPT_ACPI, OPT_MEM_OVERCOMMIT, OPT_DUMP_DTB,
-       OPT_CPUID_DUMP, OPT_SECCOMP, OPT_DROP_CAPS, OPT_SECCOMP_LIST, OPT_END };
+       OPT_CPUID_DUMP, OPT_SECCOMP, OPT_DROP_CAPS, OPT_SECCOMP_LIST, OPT_BOOT_TRACE, OPT_END };
 
 static const struct option cli_long_options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -97,6 +99,7 @@ static const struct option cli_long_options[] = {
 	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
 	{ "drop-caps", no_argument, NULL, OPT_DROP_CAPS },
 	{ "seccomp-list", no_argument, NULL, OPT_SECCOMP_LIST },
+	{ "boot-trace", no_argument, NULL, OPT_BOOT_TRACE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -220,6 +223,9 @@ static int cli_apply(int opt, const char *arg, struct cli_options *o, struct vmm
 	case OPT_MEM:
 		if (cli_parse_size(arg, &o->vm.mem_size))
 			return vmm_err_set(err, EINVAL, "--mem: '%s' is not a size such as 256M or 1G", arg);
+		return 0;
+	case OPT_BOOT_TRACE:
+		o->vm.boot_trace = 1;
 		return 0;
 	case OPT_MEM_OVERCOMMIT:
 		o->vm.mem_overcommit = 1;

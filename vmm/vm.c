@@ -111,6 +111,17 @@ static void vm_machine_log(void *opaque, const char *line)
 		fprintf(stderr, "minivmm: %s\n", line);
 }
 
+/* --boot-trace: one line per phase, with the time since the VMM started. */
+static void vm_trace(struct minivmm *vm, const char *phase)
+{
+	if (!vm->cfg.boot_trace)
+		return;
+	char line[160];
+	snprintf(line, sizeof(line), "boot trace: %8.3f ms  %s",
+		 (double)(monotonic_ns() - vm->cfg.start_ns) / 1e6, phase);
+	vm_machine_log(vm, line);
+}
+
 /* ---- input files --------------------------------------------------- */
 
 struct mapped_file {
@@ -451,6 +462,7 @@ static int vm_build(struct minivmm *vm, struct vmm_err *err)
 	rc = kvm_open(&vm->kvm, err);
 	if (rc)
 		return rc;
+	vm_trace(vm, "KVM opened, VM created");
 	if ((int)vm->ncpus > vm->kvm.max_vcpus)
 		return vmm_err_set(err, EINVAL, "%u vCPUs requested but KVM allows %d",
 				   vm->ncpus, vm->kvm.max_vcpus);
@@ -461,6 +473,8 @@ static int vm_build(struct minivmm *vm, struct vmm_err *err)
 	if (rc == 0)
 		rc = kvm_map_guest_mem(&vm->kvm, &vm->mem, err);
 	if (rc == 0)
+		vm_trace(vm, "guest memory mapped");
+	if (rc == 0)
 		vm_prefault_for_fixed_buffers(vm);
 	if (rc == 0)
 		rc = vm_add_legacy_devices(vm, err);
@@ -469,11 +483,17 @@ static int vm_build(struct minivmm *vm, struct vmm_err *err)
 		rc = cmdline_append(&vm->cmdline, vm->cfg.cmdline ? vm->cfg.cmdline : MINIVMM_DEFAULT_CMDLINE, err);
 	if (rc == 0)
 		rc = vm_add_net_devices(vm, err);
+	if (rc == 0)
+		vm_trace(vm, "devices added");
 	struct boot_entry entry;
 	if (rc == 0)
 		rc = vm_load_kernel(vm, &entry, err);
 	if (rc == 0)
+		vm_trace(vm, "kernel loaded, boot tables written");
+	if (rc == 0)
 		rc = vm_create_vcpus(vm, &entry, err);
+	if (rc == 0)
+		vm_trace(vm, "vCPUs created");
 	return rc;
 }
 
@@ -572,9 +592,13 @@ static int vm_run(struct minivmm *vm, bool own_thread)
 			rc = confine_enter(&vm->confine, CONFINE_MAIN, &err);
 		if (rc)
 			vm_request_stop(vm, MINIVMM_EXIT_HOST_ERROR, err.msg);
+		else
+			vm_trace(vm, "vCPUs started");
 	}
 	vm_wait_for_stop_request(vm);
+	vm_trace(vm, "stop requested");
 	vm_stop_vcpus(vm);
+	vm_trace(vm, "vCPUs stopped");
 	serial_stop_input(vm->serial);
 	int status = vm->exit_status;
 	if (vm->cfg.on_stop)
@@ -670,5 +694,6 @@ void minivmm_destroy(struct minivmm *vm)
 	if (vm->stop_fd >= 0)
 		close(vm->stop_fd);
 	pthread_mutex_destroy(&vm->wait_lock);
+	vm_trace(vm, "torn down");
 	free(vm);
 }

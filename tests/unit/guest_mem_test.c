@@ -1,6 +1,8 @@
 #include <criterion/criterion.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "base/guest_mem.h"
 
@@ -75,4 +77,32 @@ Test(guest_mem, regions_are_two_mib_aligned_on_the_host)
 		guest_mem_destroy(&m);
 		munmap(nudge, 4096 * (i + 1));
 	}
+}
+
+/* A loader clears an ELF's BSS with guest_mem_zero: pages that are zero
+ * already must not be written, or the host allocates all of them. */
+Test(guest_mem, zero_clears_written_bytes_and_leaves_untouched_pages_unallocated)
+{
+	struct guest_mem m;
+	cr_assert_eq(guest_mem_init(&m, 64ull << 20, NULL), 0);
+	uint8_t *base = m.region[0].host;
+	base[0x10000 + 17] = 0x5a;                  /* one dirty byte, first page */
+	cr_assert(guest_mem_zero(&m, 0x10000 + 5, 3 * 4096 + 100));
+	cr_assert_eq(base[0x10000 + 17], 0);
+	/* /proc/self/pagemap bit 56: "page exclusively mapped", i.e. a page of
+	 * our own; the shared zero page a read maps is not. */
+	int pm = open("/proc/self/pagemap", O_RDONLY);
+	cr_assert_geq(pm, 0);
+	for (int i = 1; i <= 3; i++) {
+		uint64_t entry = 0;
+		off_t off = (off_t)(((uintptr_t)base + 0x10000 + (uintptr_t)i * 4096) / 4096 * 8);
+		cr_assert_eq(pread(pm, &entry, sizeof(entry), off), (ssize_t)sizeof(entry));
+		cr_assert_eq((entry >> 56) & 1, 0, "page %d after the dirty one was allocated", i);
+	}
+	uint64_t first = 0;
+	cr_assert_eq(pread(pm, &first, sizeof(first), (off_t)(((uintptr_t)base + 0x10000) / 4096 * 8)), 8);
+	cr_assert_eq((first >> 56) & 1, 1, "the written page is ours (the check can see it)");
+	close(pm);
+	cr_assert(!guest_mem_zero(&m, (64ull << 20) - 10, 11), "past the end of RAM");
+	guest_mem_destroy(&m);
 }
