@@ -242,6 +242,8 @@ static struct net_worker_config vnet_worker_config(const struct virtio_net *n, u
 			   .fixed_buffers = n->cfg.uring_fixed_buffers, .mem = n->mem },
 		.cpu = w < n->cfg.nr_cpus ? n->cfg.cpus[w] : -1,
 		.unpinned = n->unpinned,
+		.confine = n->ev->confine,
+		.spawner = n->ev->spawner,
 	};
 }
 
