@@ -114,7 +114,7 @@ struct minivmm_net_config {
 	enum minivmm_net_backend backend;
 	char ifname[16];          /* tap name ("" creates one) or host interface; NUL-terminated */
 	unsigned queues;          /* queue pairs, 1..MINIVMM_MAX_QUEUE_PAIRS */
-	unsigned threads;         /* worker threads, 1..queues; 0 = one per queue pair; MINIVMM_THREADS_AUTO */
+	unsigned threads;         /* worker threads, 1..queues; 0 = one per queue pair; MINIVMM_THREADS_AUTO (default) */
 	int cpus[MINIVMM_MAX_QUEUE_PAIRS];   /* worker i runs on cpus[i] */
 	unsigned nr_cpus;         /* 0 = workers not pinned; else >= the number of workers */
 	unsigned char mac[6];

@@ -24,6 +24,7 @@ void minivmm_net_config_init(struct minivmm_net_config *net)
 	memset(net, 0, sizeof(*net));
 	net->backend = MINIVMM_NET_TAP;
 	net->queues = 1;
+	net->threads = MINIVMM_THREADS_AUTO;
 	net->mtu = 1500;
 	net->queue_size = 256;
 	net->engine = MINIVMM_ENGINE_URING;

@@ -63,7 +63,7 @@ PY
 # (minivmm_start), both with the main list.
 SECCOMP_PY_FILTERS='
 want = {"main": 1, "minivmm": 1, "signals": 1, "serial-in": 1, "vcpu[0-9]+": 1, "spawner": 1,
-        "net0-link": 1, "net0-ctrl": 2, "net0-q[0-9]+": 2}
+        "net0-link": 1, "net0-ctrl": 2, "net0-[qw][0-9]+": 2}
 for rx, nf in want.items():
     found = kinds(rx)
     check(found, "no %s thread" % rx)
