@@ -12,6 +12,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct confine;
+struct spawner;
+
 struct machine {
 	void *opaque;
 	/* Stop the VM; the first request wins. reason is one line. */
@@ -26,6 +29,11 @@ struct machine {
 			 bool assign);
 	/* (Un)register: each signal on eventfd `fd` raises interrupt `gsi`. */
 	int (*irqfd)(void *opaque, int fd, unsigned gsi, bool assign);
+	/* How the devices' threads confine themselves (base/confine.h), and
+	 * the thread that starts threads for confined ones (base/spawn.h).
+	 * NULL: not confined, threads started directly (tests, fakes). */
+	const struct confine *confine;
+	struct spawner *spawner;
 };
 
 static inline void machine_stop(const struct machine *m, int status, const char *reason)

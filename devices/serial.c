@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -13,6 +14,9 @@
 #include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
+
+#include "base/confine.h"
+#include "minivmm_abi.h"
 
 /* Register offsets (DLAB selects the divisor latch at 0 and 1). */
 enum { UART_RBR_THR = 0, UART_IER = 1, UART_IIR_FCR = 2, UART_LCR = 3,
@@ -333,6 +337,13 @@ static void *serial_input_main(void *arg)
 {
 	struct serial *s = arg;
 	pthread_setname_np(pthread_self(), "serial-in");
+	struct vmm_err err = { 0 };
+	if (confine_enter(s->ev->confine, CONFINE_SERIAL_IN, &err) < 0) {
+		char why[sizeof(err.msg) + 32];
+		snprintf(why, sizeof(why), "serial input: %s", err.msg);
+		machine_stop(s->ev, MINIVMM_EXIT_HOST_ERROR, why);
+		return NULL;
+	}
 	bool input_open = true;
 	for (;;) {
 		struct pollfd fds[2] = { { .fd = s->stop_fd, .events = POLLIN },

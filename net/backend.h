@@ -70,15 +70,21 @@ struct net_queue_io {
 	int (*tx)(struct net_queue_io *io, struct dp_queue *dp);
 	/* Called on the worker thread when it starts serving the queue (before
 	 * fd is used: start may create it) and when it stops (after the
-	 * engine's own I/O is drained and the engine holds no reference to fd:
-	 * the io_uring engine unregisters its fixed files first, so closing fd
-	 * really releases it). stop must leave nothing with the kernel that
+	 * engine's own I/O is drained; with not_fixed the engine then holds no
+	 * reference to fd, so closing it really releases it). stop must leave nothing with the kernel that
 	 * could still touch guest memory (e.g. an AF_XDP fill ring: close the
 	 * socket) and give back, through dp, every guest buffer it holds.
 	 * Either may be NULL. */
 	int (*start)(struct net_queue_io *io, struct dp_queue *dp, struct vmm_err *err);
 	void (*stop)(struct net_queue_io *io, struct dp_queue *dp);
 	void *priv;                /* the backend's state for this queue */
+	/* The engine must keep no reference to fd beyond its operations in
+	 * flight: the io_uring engine does not register it as a fixed file.
+	 * A ring drops its fixed files only when torn down, later, from a
+	 * kernel work item, and its restrictions refuse unregistering them
+	 * (net_uring_restrict): an AF_XDP socket closed by stop would outlive
+	 * close() with guest buffers on its fill ring. */
+	bool not_fixed;
 	/* A ring that may miss a wake-up (TPACKET_V3 signals readability before
 	 * the block is marked ours): after a wake-up with nothing ready, look
 	 * again this many times, rx_recheck_us apart; bound every wait for

@@ -106,6 +106,7 @@ struct uring_qp {
 	struct __kernel_timespec tx_retry_ts;
 	/* fixed-file indices (or the fd itself when not registered) */
 	int fd_ref, rxk_ref, txk_ref;
+	bool fd_plain;             /* the backend fd is not registered (io->not_fixed), the rest may be */
 };
 
 struct uring_loop {
@@ -155,6 +156,14 @@ static void sqe_file(const struct uring_loop *l, struct io_uring_sqe *sqe, int r
 		sqe->flags |= IOSQE_FIXED_FILE;
 }
 
+/* The same for queue i's backend fd, which may be the one left plain. */
+static void sqe_backend_file(const struct uring_loop *l, unsigned i, struct io_uring_sqe *sqe)
+{
+	sqe->fd = l->q[i].fd_ref;
+	if (l->feat.fixed_files && !l->q[i].fd_plain)
+		sqe->flags |= IOSQE_FIXED_FILE;
+}
+
 /* ---- kicks ----------------------------------------------------------------- */
 
 static void arm_kick(struct uring_loop *l, unsigned i, bool rx)
@@ -197,9 +206,9 @@ static int fixed_buf_index(const struct uring_loop *l, const void *p, size_t len
 	return -1;
 }
 
-/* A readv or writev of iov[0..n), through guest RAM's registered buffer when
- * there is one that covers it. */
-static void prep_rw(struct uring_loop *l, struct io_uring_sqe *sqe, bool write, int ref,
+/* A readv or writev of iov[0..n) on queue i's backend, through guest RAM's
+ * registered buffer when there is one that covers it. */
+static void prep_rw(struct uring_loop *l, struct io_uring_sqe *sqe, bool write, unsigned i,
 		    const struct iovec *iov, unsigned n)
 {
 	int idx = -1;
@@ -213,7 +222,7 @@ static void prep_rw(struct uring_loop *l, struct io_uring_sqe *sqe, bool write, 
 		io_uring_prep_writev(sqe, 0, iov, n, 0);
 	else
 		io_uring_prep_readv(sqe, 0, iov, n, 0);
-	sqe_file(l, sqe, ref);
+	sqe_backend_file(l, i, sqe);
 }
 
 /* ---- TX ----------------------------------------------------------------- */
@@ -235,7 +244,7 @@ static void uring_arm_tx_poll(struct uring_loop *l, unsigned i)
 		io_uring_prep_timeout(sqe, &uq->tx_retry_ts, 0, 0);
 	} else {
 		io_uring_prep_poll_add(sqe, 0, POLLOUT);
-		sqe_file(l, sqe, uq->fd_ref);
+		sqe_backend_file(l, i, sqe);
 	}
 	io_uring_sqe_set_data64(sqe, op_pack(OP_TX_POLL, i, 0));
 	uq->tx_poll_armed = true;
@@ -264,7 +273,7 @@ static void uring_tx(struct uring_loop *l, unsigned i)
 			return;
 		struct io_uring_sqe *sqe = loop_sqe(l);
 		uq->nr_tx_free--;
-		prep_rw(l, sqe, true, uq->fd_ref, c->iov, c->nr_readable);
+		prep_rw(l, sqe, true, i, c->iov, c->nr_readable);
 		io_uring_sqe_set_data64(sqe, op_pack(OP_TX_WRITE, i, slot));
 	}
 }
@@ -281,7 +290,7 @@ static void uring_arm_rx_poll(struct uring_loop *l, unsigned i)
 		return;
 	struct io_uring_sqe *sqe = loop_sqe(l);
 	io_uring_prep_poll_add(sqe, 0, POLLIN);
-	sqe_file(l, sqe, uq->fd_ref);
+	sqe_backend_file(l, i, sqe);
 	io_uring_sqe_set_data64(sqe, op_pack(OP_RX_POLL, i, 0));
 	if (io->rx_poll_limit_us) {
 		struct io_uring_sqe *limit = loop_sqe(l);
@@ -371,7 +380,7 @@ static void uring_rx_fd(struct uring_loop *l, unsigned i)
 		struct io_uring_sqe *sqe = loop_sqe(l);
 		uq->nr_read_free--;
 		uq->rx_inflight++;
-		prep_rw(l, sqe, false, uq->fd_ref, r->iov, r->nr_iov);
+		prep_rw(l, sqe, false, i, r->iov, r->nr_iov);
 		sqe->rw_flags = RWF_NOWAIT;
 		io_uring_sqe_set_data64(sqe, op_pack(OP_RX_READ, i, slot));
 	}
@@ -583,7 +592,9 @@ static void uring_spin(struct uring_loop *l)
 /* ---- set-up and teardown -------------------------------------------------------- */
 
 /* A ring with SINGLE_ISSUER + DEFER_TASKRUN (Linux 6.1), else COOP_TASKRUN
- * (5.19), else plain; every op the loop can have in flight fits it. */
+ * (5.19), else plain; every op the loop can have in flight fits it. It is
+ * made disabled: its resources are registered, then it is restricted to the
+ * engine's operations and enabled (net_uring_restrict). */
 static int uring_init_ring(struct uring_loop *l, unsigned ops)
 {
 	static const struct { unsigned flags; const char *name; } tries[] = {
@@ -593,7 +604,8 @@ static int uring_init_ring(struct uring_loop *l, unsigned ops)
 	};
 	int rc = -EINVAL;
 	for (size_t t = l->w->cfg.uring.no_defer_taskrun ? 1 : 0; t < sizeof(tries) / sizeof(tries[0]); t++) {
-		struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE | tries[t].flags, .cq_entries = ops };
+		struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE | IORING_SETUP_R_DISABLED | tries[t].flags,
+					     .cq_entries = ops };
 		rc = io_uring_queue_init_params(ops, &l->ring, &p);
 		if (rc == 0) {
 			l->feat.taskrun = tries[t].name;
@@ -631,7 +643,10 @@ static void uring_register_files(struct uring_loop *l)
 	if (w->cfg.uring.no_fixed_files)
 		return;
 	for (unsigned i = 0; i < w->nr_qps; i++) {
-		fds[n++] = w->qp[i]->io->fd;   /* -1 is a hole: a gone or inactive queue */
+		/* -1 is a hole: a gone or inactive queue, or a backend fd the
+		 * ring must not hold (not_fixed), used as it is. */
+		l->q[i].fd_plain = w->qp[i]->io->not_fixed;
+		fds[n++] = l->q[i].fd_plain ? -1 : w->qp[i]->io->fd;
 		fds[n++] = w->qp[i]->rx.kick_fd;
 		fds[n++] = w->qp[i]->tx.kick_fd;
 	}
@@ -640,7 +655,8 @@ static void uring_register_files(struct uring_loop *l)
 		return;   /* the plain fds are used */
 	l->feat.fixed_files = true;
 	for (unsigned i = 0; i < w->nr_qps; i++) {
-		l->q[i].fd_ref = (int)(3 * i);
+		if (!l->q[i].fd_plain)
+			l->q[i].fd_ref = (int)(3 * i);
 		l->q[i].rxk_ref = (int)(3 * i + 1);
 		l->q[i].txk_ref = (int)(3 * i + 2);
 	}
@@ -663,6 +679,40 @@ static void uring_register_buffers(struct uring_loop *l)
 	l->feat.fixed_buffers = io_uring_register_buffers(&l->ring, iov, m->nr_regions) == 0;
 }
 
+/* What the engine submits, and nothing else: seccomp sees io_uring_enter
+ * but not the operations it carries, so the ring itself is restricted
+ * (IORING_REGISTER_RESTRICTIONS, before it is enabled). Without this a worker
+ * could openat, connect or sendmsg through its ring whatever its filter
+ * says. (The vectored fixed-buffer ops are not used: prep_rw takes the
+ * single-segment ones, which every kernel with fixed buffers has.) */
+static const uint8_t uring_allowed_ops[] = {
+	IORING_OP_READ, IORING_OP_READV, IORING_OP_WRITEV, IORING_OP_READ_FIXED,
+	IORING_OP_WRITE_FIXED, IORING_OP_POLL_ADD, IORING_OP_TIMEOUT, IORING_OP_LINK_TIMEOUT,
+	IORING_OP_ASYNC_CANCEL,
+};
+
+int net_uring_restrict(struct io_uring *ring)
+{
+	struct io_uring_restriction res[sizeof(uring_allowed_ops) + 1];
+	memset(res, 0, sizeof(res));
+	unsigned n = 0;
+	for (; n < sizeof(uring_allowed_ops); n++) {
+		res[n].opcode = IORING_RESTRICTION_SQE_OP;
+		res[n].sqe_op = uring_allowed_ops[n];
+	}
+	res[n].opcode = IORING_RESTRICTION_SQE_FLAGS_ALLOWED;
+	res[n++].sqe_flags = IOSQE_IO_LINK | IOSQE_FIXED_FILE;   /* poll + its timeout; fixed files */
+	/* No IORING_RESTRICTION_REGISTER_OP: io_uring_register refuses
+	 * everything once the ring is enabled (files and buffers are
+	 * registered before). Debian 12's liburing.so does not export
+	 * io_uring_register_restrictions or io_uring_enable_rings; its raw
+	 * io_uring_register does the same, returning -errno. */
+	int rc = io_uring_register((unsigned)ring->ring_fd, IORING_REGISTER_RESTRICTIONS, res, n);
+	if (rc < 0)
+		return rc;
+	return io_uring_register((unsigned)ring->ring_fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0);
+}
+
 static int uring_setup(struct uring_loop *l, struct net_worker *w)
 {
 	memset(l, 0, sizeof(*l));
@@ -674,8 +724,25 @@ static int uring_setup(struct uring_loop *l, struct net_worker *w)
 		return rc;
 	}
 	uring_probe_ops(l);
+	/* Non-blocking for the readv fallback (io_uring's own reads use
+	 * RWF_NOWAIT, which does not depend on it), and set BEFORE the fds are
+	 * registered: Linux 6.1 works out once, at registration, whether a
+	 * registered file can do non-blocking I/O; a tap made O_NONBLOCK
+	 * after it then had every write complete with -EAGAIN without reaching
+	 * the tap (found by the nested tests, Debian's 6.1 kernel). */
+	for (unsigned i = 0; i < w->nr_qps; i++) {
+		int fd = w->qp[i]->io->fd;
+		if (fd >= 0)
+			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	}
 	uring_register_files(l);
 	uring_register_buffers(l);
+	rc = net_uring_restrict(&l->ring);
+	if (rc < 0) {
+		snprintf(w->error, sizeof(w->error), "io_uring restrictions: %s", strerror(-rc));
+		io_uring_queue_exit(&l->ring);
+		return rc;
+	}
 	net_poll_window_init(&l->poll, w->cfg.poll_us);
 	for (unsigned i = 0; i < w->nr_qps; i++) {
 		struct uring_qp *uq = &l->q[i];
@@ -685,11 +752,6 @@ static int uring_setup(struct uring_loop *l, struct net_worker *w)
 			uq->tx_free[uq->nr_tx_free++] = (uint16_t)s;
 		uq->rx_nowait = true;
 		uq->rx_burst = RX_BURST_MIN;
-		/* Non-blocking for the readv fallback (io_uring's own reads use
-		 * RWF_NOWAIT, which does not depend on it). */
-		int fd = w->qp[i]->io->fd;
-		if (fd >= 0)
-			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 		arm_kick(l, i, true);
 		arm_kick(l, i, false);
 	}
@@ -785,6 +847,11 @@ int net_worker_run_uring(struct net_worker *w)
 		return rc;
 	}
 	uring_note_features(l);
+	/* Set up; from here on the guest's rings drive this thread. A worker
+	 * that cannot confine itself carries no traffic. */
+	rc = net_worker_confine(w);
+	if (rc < 0)
+		l->stopping = true;
 	uint64_t slept_ns = UINT64_MAX;
 	while (!l->stopping) {
 		uint64_t before = uring_progress(l);
@@ -812,14 +879,6 @@ int net_worker_run_uring(struct net_worker *w)
 	l->stopping = true;
 	uring_drain(l);
 	net_worker_flush(l->w);
-	/* The ring holds a reference to each registered file, and a ring being
-	 * torn down drops them later, from a kernel work item: a backend that
-	 * closes its fd in its stop hook (an AF_XDP socket, whose fill ring
-	 * holds guest buffers) would find the socket still alive. Measured:
-	 * an AF_XDP socket outlived close() by a ring exited without this, and
-	 * was gone at once with it. Nothing is in flight now (drained). */
-	if (l->feat.fixed_files)
-		io_uring_unregister_files(&l->ring);
 	io_uring_queue_exit(&l->ring);
 	free(l);
 	return rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY && rc != -ETIME ? rc : 0;

@@ -527,6 +527,8 @@ void xdp_queue_io_setup(struct xdp_backend *xb, unsigned q)
 		 * interface is still there (xq_check_gone): the kernel reports
 		 * its loss only through SO_ERROR and failing sends. */
 		.rx_poll_limit_us = XDP_ERROR_CHECK_NS / 1000,
+		/* stop closes the socket and gives its buffers back: nothing may hold it. */
+		.not_fixed = true,
 	};
 }
 
