@@ -130,21 +130,30 @@ static int xdp_probe(struct xdp_backend *xb, struct vmm_err *err)
 	return rc;
 }
 
-static int xdp_open(struct xdp_backend *xb, struct vmm_err *err)
+/* relink: the interface came back (on the link thread): the program loaded
+ * at set-up is attached again rather than loaded anew, and stays loaded if
+ * that fails, for the next time. */
+static int xdp_open(struct xdp_backend *xb, bool relink, struct vmm_err *err)
 {
 	int rc = xdp_check_interface(xb, err);
 	if (rc == 0)
 		rc = xdp_choose_geometry(xb, err);
 	if (rc)
 		return rc;
-	xdp_rss_read(xb->base.ifname, &xb->rss);
+	xdp_rss_read(xb->ethtool_fd, xb->base.ifname, &xb->rss);
 	unsigned entries = xb->iface.rx_queues > xb->base.nr_queues ? xb->iface.rx_queues : xb->base.nr_queues;
-	rc = xdp_prog_attach(&xb->prog, xb->iface.ifindex, xb->base.ifname, entries, xb->zero_copy, err);
+	if (relink)
+		rc = xdp_prog_relink(&xb->prog, xb->iface.ifindex, xb->base.ifname, xb->zero_copy, err);
+	else
+		rc = xdp_prog_attach(&xb->prog, xb->iface.ifindex, xb->base.ifname, entries, xb->zero_copy, err);
 	if (rc == 0)
 		rc = xdp_probe(xb, err);
 	if (rc) {
-		xdp_prog_detach(&xb->prog);
-		xdp_rss_restore(xb->base.ifname, &xb->rss);
+		if (relink)
+			xdp_prog_unlink(&xb->prog);
+		else
+			xdp_prog_detach(&xb->prog);
+		xdp_rss_restore(xb->ethtool_fd, xb->base.ifname, &xb->rss);
 		return rc;
 	}
 	if (xb->iface.rx_queues > xb->base.nr_queues && !xb->rss.supported)
@@ -229,7 +238,7 @@ static void xdp_steer(struct xdp_backend *xb)
 	if (n == 0 || xb->base.nr_queues < 2)
 		return;
 	if (xb->rss.supported) {
-		if (xdp_rss_spread(xb->base.ifname, &xb->rss, active, n) < 0 && !xb->steer_logged) {
+		if (xdp_rss_spread(xb->ethtool_fd, xb->base.ifname, &xb->rss, active, n) < 0 && !xb->steer_logged) {
 			xb->steer_logged = true;
 			xdp_log(xb, "cannot set the RSS indirection table: frames for unused queues are dropped (backend_drops)");
 		}
@@ -294,7 +303,7 @@ static void xdp_close_all(struct xdp_backend *xb)
 	for (unsigned q = 0; q < xb->base.nr_queues; q++)
 		xdp_drain_close(xb, q);
 	xdp_prog_detach(&xb->prog);
-	xdp_rss_restore(xb->base.ifname, &xb->rss);
+	xdp_rss_restore(xb->ethtool_fd, xb->base.ifname, &xb->rss);
 }
 
 /* Workers are stopped. The interface is back (perhaps a new one of the same
@@ -303,10 +312,13 @@ static void xdp_close_all(struct xdp_backend *xb)
 static int xdp_reopen(struct net_backend *b, struct vmm_err *err)
 {
 	struct xdp_backend *xb = xb_of(b);
-	xdp_close_all(xb);
+	for (unsigned q = 0; q < xb->base.nr_queues; q++)
+		xdp_drain_close(xb, q);
+	xdp_prog_unlink(&xb->prog);
+	xdp_rss_restore(xb->ethtool_fd, xb->base.ifname, &xb->rss);
 	for (unsigned q = 0; q < b->nr_queues; q++)
 		xdp_queue_io_setup(xb, q);
-	return xdp_open(xb, err);
+	return xdp_open(xb, true, err);
 }
 
 static unsigned long long xdp_take_drops(struct net_backend *b, unsigned q)
@@ -344,6 +356,8 @@ static void xdp_destroy(struct net_backend *b)
 		xdp_queue_free(&xb->q[q]);
 	if (xb->drain_umem)
 		munmap(xb->drain_umem, DRAIN_UMEM);
+	if (xb->ethtool_fd >= 0)
+		close(xb->ethtool_fd);
 	pthread_mutex_destroy(&xb->lock);
 	free(xb);
 }
@@ -386,6 +400,7 @@ int xdp_backend_create(const struct net_backend_config *cfg, struct net_backend 
 	if (!xb)
 		return vmm_err_set(err, ENOMEM, "out of memory for an xdp backend");
 	pthread_mutex_init(&xb->lock, NULL);
+	xb->ethtool_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);   /* -1: no RSS steering */
 	xb->prog = (struct xdp_prog){ .prog_fd = -1, .map_fd = -1, .link_fd = -1 };
 	xb->base.ops = &xdp_backend_ops;
 	xb->base.nr_queues = cfg->queues;
@@ -414,7 +429,7 @@ int xdp_backend_create(const struct net_backend_config *cfg, struct net_backend 
 		rc = vmm_err_sys(err, errno, "xdp backend: memory for the drain sockets");
 	}
 	if (rc == 0)
-		rc = xdp_open(xb, err);
+		rc = xdp_open(xb, false, err);
 	if (rc) {
 		xdp_destroy(&xb->base);
 		return rc;

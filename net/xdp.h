@@ -150,6 +150,15 @@ struct xdp_prog {
 int xdp_prog_attach(struct xdp_prog *p, unsigned ifindex, const char *ifname, unsigned map_entries,
 		    bool native_only, struct vmm_err *err);
 
+/* The program loaded by xdp_prog_attach, attached again (a new link) to
+ * ifindex: an interface that came back. Nothing is loaded or looked up
+ * (the link thread's seccomp list allows BPF_LINK_CREATE only). */
+int xdp_prog_relink(struct xdp_prog *p, unsigned ifindex, const char *ifname, bool native_only,
+		    struct vmm_err *err);
+
+/* Detach (close the link); the program stays loaded. */
+void xdp_prog_unlink(struct xdp_prog *p);
+
 /* Frames of queue q go to socket fd. */
 int xdp_prog_set_socket(const struct xdp_prog *p, unsigned q, int fd, struct vmm_err *err);
 
@@ -177,12 +186,14 @@ struct xdp_rss {
 	bool changed;
 };
 
-/* Read the table (supported false if the driver has none, e.g. veth). */
-void xdp_rss_read(const char *name, struct xdp_rss *r);
+/* Through fd, a socket of the interface's namespace made at set-up (the
+ * threads that steer may not make sockets: vmm/seccomp.c). Read the table
+ * (supported false if the driver has none, e.g. veth). */
+void xdp_rss_read(int fd, const char *name, struct xdp_rss *r);
 /* Spread every bucket over queues[0..n). */
-int xdp_rss_spread(const char *name, struct xdp_rss *r, const unsigned *queues, unsigned n);
+int xdp_rss_spread(int fd, const char *name, struct xdp_rss *r, const unsigned *queues, unsigned n);
 /* Put the original table back and free it. */
-void xdp_rss_restore(const char *name, struct xdp_rss *r);
+void xdp_rss_restore(int fd, const char *name, struct xdp_rss *r);
 
 /* ---- the backend and its queues ------------------------------------------------- */
 
@@ -262,6 +273,7 @@ struct xdp_backend {
 	struct xdp_iface iface;
 	struct xdp_prog prog;
 	struct xdp_rss rss;
+	int ethtool_fd;             /* an AF_INET socket for the RSS table's ioctls, made at set-up */
 	bool steer_logged;
 	bool ever_started;          /* atomic: a worker has run a queue */
 	bool active[NET_BACKEND_MAX_QUEUES];

@@ -60,10 +60,9 @@ int xdp_iface_query(const char *name, struct xdp_iface *info, struct vmm_err *er
 	return 0;
 }
 
-void xdp_rss_read(const char *name, struct xdp_rss *r)
+void xdp_rss_read(int fd, const char *name, struct xdp_rss *r)
 {
 	memset(r, 0, sizeof(*r));
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return;
 	struct ethtool_rxfh_indir probe = { .cmd = ETHTOOL_GRXFHINDIR, .size = 0 };
@@ -83,14 +82,12 @@ void xdp_rss_read(const char *name, struct xdp_rss *r)
 			free(t);
 		}
 	}
-	close(fd);
 }
 
-static int xdp_rss_write(const char *name, uint32_t size, const uint32_t *table)
+static int xdp_rss_write(int fd, const char *name, uint32_t size, const uint32_t *table)
 {
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return -errno;
+		return -EBADF;
 	struct ethtool_rxfh_indir *t = calloc(1, sizeof(*t) + size * sizeof(uint32_t));
 	int rc = -ENOMEM;
 	if (t) {
@@ -100,11 +97,10 @@ static int xdp_rss_write(const char *name, uint32_t size, const uint32_t *table)
 		rc = iface_ethtool(fd, name, t);
 		free(t);
 	}
-	close(fd);
 	return rc;
 }
 
-int xdp_rss_spread(const char *name, struct xdp_rss *r, const unsigned *queues, unsigned n)
+int xdp_rss_spread(int fd, const char *name, struct xdp_rss *r, const unsigned *queues, unsigned n)
 {
 	if (!r->supported || n == 0)
 		return -EOPNOTSUPP;
@@ -113,17 +109,17 @@ int xdp_rss_spread(const char *name, struct xdp_rss *r, const unsigned *queues, 
 		return -ENOMEM;
 	for (uint32_t i = 0; i < r->size; i++)
 		table[i] = queues[i % n];
-	int rc = xdp_rss_write(name, r->size, table);
+	int rc = xdp_rss_write(fd, name, r->size, table);
 	free(table);
 	if (rc == 0)
 		r->changed = true;
 	return rc;
 }
 
-void xdp_rss_restore(const char *name, struct xdp_rss *r)
+void xdp_rss_restore(int fd, const char *name, struct xdp_rss *r)
 {
 	if (r->supported && r->changed)
-		xdp_rss_write(name, r->size, r->orig);
+		xdp_rss_write(fd, name, r->size, r->orig);
 	free(r->orig);
 	memset(r, 0, sizeof(*r));
 }

@@ -111,6 +111,30 @@ static int xdp_prog_try_attach(struct xdp_prog *p, unsigned ifindex, uint32_t mo
 	return 0;
 }
 
+/* A link to the loaded program on p->ifindex: native, else generic unless
+ * native_only. */
+static int xdp_prog_link(struct xdp_prog *p, const char *ifname, bool native_only, struct vmm_err *err)
+{
+	/* Native first: veth's native XDP also keeps each frame on the
+	 * queue its peer sent it on (generic XDP on a veth reports
+	 * queue t - 1 for the peer's TX queue t, measured). */
+	int native = xdp_prog_try_attach(p, p->ifindex, XDP_FLAGS_DRV_MODE);
+	int generic = native && !native_only ? xdp_prog_try_attach(p, p->ifindex, XDP_FLAGS_SKB_MODE) : native;
+	if (!native || !generic)
+		return 0;
+	int e = native == -EPERM || generic == -EPERM ? EPERM : -generic;
+	if (e == EPERM)
+		return vmm_err_set(err, e, "xdp backend: attaching an XDP program to '%s' needs CAP_NET_ADMIN", ifname);
+	if (e == EBUSY)
+		return vmm_err_set(err, e,
+				   "xdp backend: interface '%s' already has an XDP program: minivmm attaches its own and needs the interface to itself (ip link set %s xdp off)",
+				   ifname, ifname);
+	if (native_only)
+		return vmm_err_sys(err, -native, "xdp backend: interface '%s' takes no native XDP program (zero-copy needs one)", ifname);
+	return vmm_err_sys(err, e, "xdp backend: interface '%s' takes no XDP program (native: %s; generic)",
+			   ifname, strerror(-native));
+}
+
 int xdp_prog_attach(struct xdp_prog *p, unsigned ifindex, const char *ifname, unsigned map_entries,
 		    bool native_only, struct vmm_err *err)
 {
@@ -121,27 +145,30 @@ int xdp_prog_attach(struct xdp_prog *p, unsigned ifindex, const char *ifname, un
 	int rc = xdp_prog_refuse_existing(ifindex, ifname, err);
 	if (rc == 0)
 		rc = xdp_prog_load(p, map_entries, err);
-	if (rc == 0) {
-		/* Native first: veth's native XDP also keeps each frame on the
-		 * queue its peer sent it on (generic XDP on a veth reports
-		 * queue t - 1 for the peer's TX queue t, measured). */
-		int native = xdp_prog_try_attach(p, ifindex, XDP_FLAGS_DRV_MODE);
-		int generic = native && !native_only ? xdp_prog_try_attach(p, ifindex, XDP_FLAGS_SKB_MODE) : native;
-		if (native && generic) {
-			int e = native == -EPERM || generic == -EPERM ? EPERM : -generic;
-			if (e == EPERM)
-				rc = vmm_err_set(err, e, "xdp backend: attaching an XDP program to '%s' needs CAP_NET_ADMIN", ifname);
-			else if (native_only)
-				rc = vmm_err_sys(err, -native, "xdp backend: interface '%s' takes no native XDP program (zero-copy needs one)", ifname);
-			else
-				rc = vmm_err_sys(err, e, "xdp backend: interface '%s' takes no XDP program (native: %s; generic)",
-						 ifname, strerror(-native));
-		}
-	}
+	if (rc == 0)
+		rc = xdp_prog_link(p, ifname, native_only, err);
 	xdp_quiet_end(quiet);
 	if (rc)
 		xdp_prog_detach(p);
 	return rc;
+}
+
+int xdp_prog_relink(struct xdp_prog *p, unsigned ifindex, const char *ifname, bool native_only,
+		    struct vmm_err *err)
+{
+	xdp_prog_unlink(p);
+	if (p->prog_fd < 0)
+		return vmm_err_set(err, EINVAL, "xdp backend: no XDP program loaded to attach to '%s'", ifname);
+	p->ifindex = ifindex;
+	return xdp_prog_link(p, ifname, native_only, err);
+}
+
+void xdp_prog_unlink(struct xdp_prog *p)
+{
+	if (p->link_fd >= 0)
+		close(p->link_fd);   /* the last reference to the link: detached */
+	p->link_fd = -1;
+	p->mode = 0;
 }
 
 int xdp_prog_set_socket(const struct xdp_prog *p, unsigned q, int fd, struct vmm_err *err)
@@ -155,10 +182,7 @@ int xdp_prog_set_socket(const struct xdp_prog *p, unsigned q, int fd, struct vmm
 void xdp_prog_detach(struct xdp_prog *p)
 {
 	struct xdp_quiet quiet = xdp_quiet_begin();
-	if (p->link_fd >= 0)
-		close(p->link_fd);   /* the last reference to the link: detached */
-	p->link_fd = -1;
-	p->mode = 0;
+	xdp_prog_unlink(p);
 	if (p->prog)
 		xdp_program__close(p->prog);   /* closes the program and its map */
 	p->prog = NULL;

@@ -17,7 +17,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/if_packet.h>
+#include <linux/bpf.h>
 #include <linux/if_tun.h>
+#include <linux/if_xdp.h>
 #include <linux/io_uring.h>
 #include <linux/kvm.h>
 #include <linux/sockios.h>
@@ -39,6 +41,13 @@
 #endif
 
 #define ETH_P_ALL_BE __builtin_bswap16(0x0003)   /* htons(ETH_P_ALL), as a constant */
+
+#ifndef SOL_XDP
+#define SOL_XDP 283
+#endif
+#ifndef AF_XDP
+#define AF_XDP 44
+#endif
 
 /* ---- the table ----------------------------------------------------------- */
 
@@ -63,11 +72,14 @@ enum {
 	W_EPOLL = 1 << 5,
 	W_DROP_CAPS = 1 << 6,
 	W_TTY = 1 << 7,
+	W_XDP = 1 << 8,
+	W_XDP_MQ = 1 << 9,
+	W_XDP_ZC = 1 << 10,
 };
 
 static const char *const when_names[] = {
 	"a network device", "tap", "packet", "packet, queues > 1", "engine=uring", "engine=epoll",
-	"--drop-caps", "--serial stdio",
+	"--drop-caps", "--serial stdio", "xdp", "xdp, queues > 1", "xdp, xdp-zero-copy=on",
 };
 
 enum arg_kind {
@@ -142,6 +154,24 @@ struct seccomp_rule {
 	  .why = "the fanout group id the kernel picked" }, \
 	{ SYS(bind), .roles = (r), .when = (w), .why = "bind the socket to the interface" }
 
+/* Making, binding and closing an AF_XDP socket the way net/xdp_socket.c
+ * does (xsk_create, xsk_bind, xsk_close); its rings are mapped MAP_SHARED
+ * and never executable, which every thread's mmap rule already allows. */
+#define XSK_SOCKET_RULES(r, w, what) \
+	{ SYS(socket), .roles = (r), .when = (w), \
+	  ARGS(ONE_OF(0, "domain", AF_XDP), ONE_OF(1, "type", SOCK_RAW | SOCK_CLOEXEC), \
+	       ONE_OF(2, "protocol", 0)), \
+	  .why = "an AF_XDP socket: " what }, \
+	{ SYS(setsockopt), .roles = (r), .when = (w), \
+	  ARGS(ONE_OF(1, "level", SOL_XDP), \
+	       ONE_OF(2, "option", XDP_UMEM_REG, XDP_UMEM_FILL_RING, XDP_UMEM_COMPLETION_RING, XDP_RX_RING, \
+		      XDP_TX_RING)), \
+	  .why = "its UMEM and rings" }, \
+	{ SYS(getsockopt), .roles = (r), .when = (w), \
+	  ARGS(ONE_OF(1, "level", SOL_XDP), ONE_OF(2, "option", XDP_MMAP_OFFSETS, XDP_STATISTICS)), \
+	  .why = "where its rings are mapped; its drop counters before it closes" }, \
+	{ SYS(bind), .roles = (r), .when = (w), .why = "bind it to the interface's queue" }
+
 static const struct seccomp_rule rules[] = {
 	/* ---- every thread: the C library's own needs ---- */
 	{ SYS(futex), .roles = RL_ALL, .why = "mutexes, condition variables, pthread_join" },
@@ -186,6 +216,9 @@ static const struct seccomp_rule rules[] = {
 	{ SYS(getsockopt), .roles = RL_MAIN | RL_SIGNALS, .when = W_PACKET,
 	  ARGS(ONE_OF(1, "level", SOL_PACKET), ONE_OF(2, "option", PACKET_STATISTICS)),
 	  .why = "packet sockets' drop counters for statistics" },
+	{ SYS(getsockopt), .roles = RL_MAIN | RL_SIGNALS, .when = W_XDP,
+	  ARGS(ONE_OF(1, "level", SOL_XDP), ONE_OF(2, "option", XDP_STATISTICS)),
+	  .why = "AF_XDP sockets' drop counters for statistics, and before the drain sockets close at teardown" },
 	{ SYS(read), .roles = RL_MAIN | RL_SIGNALS | RL_VCPU | RL_SERIAL | RL_CTRL | RL_LINK,
 	  .why = "eventfds (stop requests, kicks), /proc, serial input" },
 	{ SYS(close), .roles = RL_MAIN | RL_SIGNALS | RL_VCPU | RL_WORKER | RL_CTRL | RL_LINK,
@@ -234,6 +267,13 @@ static const struct seccomp_rule rules[] = {
 	{ SYS(epoll_create1), .roles = RL_SPAWNER, .when = W_EPOLL, .why = "a worker makes its epoll set" },
 	{ SYS(fcntl), .roles = RL_SPAWNER, .when = W_NET, ARGS(ONE_OF(1, "command", F_GETFL, F_SETFL)),
 	  .why = "a worker makes its backend fd non-blocking" },
+	/* An xdp worker makes its queue's socket as it starts (xq_start), and
+	 * puts it in the XDP program's XSKMAP: the map's fd is the only BPF
+	 * object the process holds open, and no call that opens others
+	 * (BPF_*_GET_FD_BY_ID, BPF_OBJ_GET, loading) is allowed. */
+	XSK_SOCKET_RULES(RL_SPAWNER, W_XDP, "a worker's queue socket"),
+	{ SYS(bpf), .roles = RL_SPAWNER, .when = W_XDP, ARGS(ONE_OF(0, "cmd", BPF_MAP_UPDATE_ELEM)),
+	  .why = "a worker puts its socket in the XSKMAP" },
 
 	/* ---- queue workers: the data path ---- */
 	{ SYS(io_uring_enter), .roles = RL_WORKER, .when = W_URING,
@@ -249,9 +289,32 @@ static const struct seccomp_rule rules[] = {
 	  .why = "what a backend fd that polled an error has to say" },
 	{ SYS(getrusage), .roles = RL_WORKER, ARGS(ONE_OF(0, "who", RUSAGE_THREAD)),
 	  .why = "the thread's CPU time, kept when it ends" },
+	{ SYS(sendto), .roles = RL_WORKER, .when = W_XDP,
+	  ARGS(ONE_OF(2, "len", 0), ONE_OF(3, "flags", MSG_DONTWAIT)),
+	  .why = "an AF_XDP socket's TX wake-up: the kernel sends what is on its TX ring (no data passes)" },
+	{ SYS(recvfrom), .roles = RL_WORKER, .when = W_XDP,
+	  ARGS(ONE_OF(2, "len", 0), ONE_OF(3, "flags", MSG_DONTWAIT)),
+	  .why = "an AF_XDP socket's fill-ring wake-up (no data passes)" },
+	{ SYS(getsockopt), .roles = RL_WORKER, .when = W_XDP,
+	  ARGS(ONE_OF(1, "level", SOL_XDP), ONE_OF(2, "option", XDP_STATISTICS)),
+	  .why = "its socket's drop counters, kept when it closes it" },
+	/* Zero copy: a stopping worker waits until the kernel has released
+	 * its queue (xdp_backend_wait_queue_free binds a socket to it). */
+	XSK_SOCKET_RULES(RL_WORKER, W_XDP_ZC, "zero copy: probe that the stopped queue is free"),
 
 	/* ---- control thread: VQ_PAIRS_SET on a packet device reopens sockets ---- */
 	PACKET_SOCKET_RULES(RL_CTRL, W_PACKET_MQ),
+
+	/* ---- xdp, queues > 1: the vCPU (DRIVER_OK, reset) and the control
+	 * thread (VQ_PAIRS_SET) steer queues: a queue not in use gets a drain
+	 * socket (own 4 KiB UMEM, no buffers: its frames are dropped and
+	 * counted), put in the XSKMAP; one coming into use loses it ---- */
+	XSK_SOCKET_RULES(RL_VCPU | RL_CTRL, W_XDP_MQ, "a drain socket for a queue not in use"),
+	{ SYS(bpf), .roles = RL_VCPU | RL_CTRL, .when = W_XDP_MQ, ARGS(ONE_OF(0, "cmd", BPF_MAP_UPDATE_ELEM)),
+	  .why = "the drain socket goes in the XSKMAP" },
+	IOCTL(RL_MAIN | RL_VCPU | RL_CTRL, W_XDP_MQ,
+	      "spread the RSS indirection table over the queues in use, on the socket the backend keeps for it (drivers that have one; main puts it back at teardown). The ethtool command is in memory, out of the filter's sight",
+	      SIOCETHTOOL),
 
 	/* ---- link thread: reopens a backend whose interface came back ---- */
 	{ SYS(access), .roles = RL_LINK, .when = W_TAP, .why = "is /sys/class/net/<tap> there?" },
@@ -260,13 +323,20 @@ static const struct seccomp_rule rules[] = {
 	{ SYS(getdents64), .roles = RL_LINK, .when = W_TAP, .why = "count the tap's queues in sysfs" },
 	IOCTL(RL_LINK, W_TAP, "attach to the tap again, and only to one an operator made (IFF_PERSIST)", TUNSETIFF,
 	      TUNSETVNETHDRSZ, TUNGETIFF),
-	{ SYS(socket), .roles = RL_LINK, .when = W_PACKET,
+	{ SYS(socket), .roles = RL_LINK, .when = W_PACKET | W_XDP,
 	  ARGS(ONE_OF(0, "domain", AF_UNIX, AF_INET), ONE_OF(1, "type", SOCK_DGRAM | SOCK_CLOEXEC),
 	       ONE_OF(2, "protocol", 0)),
 	  .why = "a socket to ask about the interface (if_nametoindex, SIOCGIFFLAGS)" },
-	IOCTL(RL_LINK, W_PACKET, "the interface's index, state and MTU", SIOCGIFINDEX, SIOCGIFFLAGS,
+	IOCTL(RL_LINK, W_PACKET | W_XDP, "the interface's index, state and MTU", SIOCGIFINDEX, SIOCGIFFLAGS,
 	      SIOCGIFMTU),
 	PACKET_SOCKET_RULES(RL_LINK, W_PACKET),
+	/* xdp: the program loaded at set-up stays loaded; a returning
+	 * interface gets a new link to it (xdp_prog_relink), every queue is
+	 * probed with a socket again, drain sockets remade, RSS read. */
+	IOCTL(RL_LINK, W_XDP, "the interface's queues, driver and RSS table (ethtool)", SIOCETHTOOL),
+	XSK_SOCKET_RULES(RL_LINK, W_XDP, "probe every queue again; drain sockets for queues not in use"),
+	{ SYS(bpf), .roles = RL_LINK, .when = W_XDP, ARGS(ONE_OF(0, "cmd", BPF_LINK_CREATE, BPF_MAP_UPDATE_ELEM)),
+	  .why = "attach the loaded XDP program to the interface again (a BPF link); drain sockets in the XSKMAP" },
 };
 
 #define NR_RULES (sizeof(rules) / sizeof(rules[0]))
@@ -278,7 +348,8 @@ static unsigned needs_mask(const struct confine_needs *n)
 	return (n->net ? W_NET : 0) | (n->tap ? W_TAP : 0) | (n->packet ? W_PACKET : 0) |
 	       (n->packet_mq ? W_PACKET_MQ : 0) | (n->uring ? W_URING : 0) |
 	       (n->epoll ? W_EPOLL : 0) | (n->drop_caps ? W_DROP_CAPS : 0) |
-	       (n->terminal_fd >= 0 ? W_TTY : 0);
+	       (n->terminal_fd >= 0 ? W_TTY : 0) | (n->xdp ? W_XDP : 0) |
+	       (n->xdp_mq ? W_XDP_MQ : 0) | (n->xdp_zero_copy ? W_XDP_ZC : 0);
 }
 
 /* The spawner's threads run under its filter too: it allows all they do. */
@@ -307,6 +378,10 @@ void confine_needs_from_config(const struct minivmm_config *cfg, int kick_signal
 			n->packet = true;
 			n->packet_mq |= net->queues > 1;
 			n->packet_recv |= net->rx_recv != 0;
+		} else if (net->backend == MINIVMM_NET_XDP) {
+			n->xdp = true;
+			n->xdp_mq |= net->queues > 1;
+			n->xdp_zero_copy |= net->xdp_zero_copy != 0;
 		} else {
 			n->tap = true;
 		}
@@ -553,7 +628,8 @@ static void print_args(FILE *out, const struct seccomp_rule *r)
 void seccomp_lists_print(FILE *out)
 {
 	struct confine_needs all = { .net = true, .tap = true, .packet = true, .packet_mq = true,
-				     .uring = true, .epoll = true, .drop_caps = true };
+				     .uring = true, .epoll = true, .drop_caps = true, .xdp = true,
+				     .xdp_mq = true, .xdp_zero_copy = true };
 	struct confine_needs tap_uring = { .net = true, .tap = true, .uring = true };
 	for (unsigned role = 0; role < CONFINE_ROLES; role++) {
 		unsigned most = seccomp_lists_count(role, &all, NULL, 0);

@@ -25,6 +25,9 @@ struct confine_needs {
 	bool packet;           /* a packet-socket device */
 	bool packet_mq;        /* ... with several queue pairs: VQ_PAIRS_SET reopens sockets */
 	bool packet_recv;      /* ... with rx=recv (a larger receive buffer: CAP_NET_ADMIN) */
+	bool xdp;              /* an AF_XDP device: workers make their queue's socket */
+	bool xdp_mq;           /* ... with several queue pairs: drain sockets, RSS, as queues are steered */
+	bool xdp_zero_copy;    /* ... in zero-copy mode: a stopping worker probes its queue is free */
 	bool uring;            /* the io_uring engine */
 	bool epoll;            /* the epoll engine */
 	bool drop_caps;        /* threads started by the spawner drop capabilities themselves */

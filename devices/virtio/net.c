@@ -426,7 +426,11 @@ static void vnet_reset(void *dev)
 	vnet_free_datapaths(n);
 	n->activated = false;
 	n->features = 0;
-	vnet_set_active_pairs(n, 1);
+	/* The reset before the device is destroyed: the backend is closed
+	 * next, so there is nothing to steer (and an xdp backend would open
+	 * drain sockets on the main thread, whose seccomp list has no socket). */
+	if (!n->destroying)
+		vnet_set_active_pairs(n, 1);
 	memset(&n->filter, 0, sizeof(n->filter));
 	memcpy(n->filter.mac, n->mac, 6);
 	n->filter.promisc = true;   /* until the driver configures filtering */
@@ -535,6 +539,7 @@ void virtio_net_destroy(struct virtio_net *n)
 	if (!n)
 		return;
 	vnet_link_stop(n);   /* it may restart workers: before the reset */
+	n->destroying = true;
 	if (n->transport)
 		virtio_mmio_destroy(n->transport);   /* resets the device first */
 	else

@@ -44,6 +44,7 @@ struct virtio_net {
 	struct log_limit log_limit;        /* every line a guest can cause */
 	uint64_t features;                 /* acked, valid while activated */
 	bool activated;
+	bool destroying;          /* virtio_net_destroy: the last reset steers nothing */
 	unsigned nr_pairs;                 /* = cfg.queues */
 	unsigned active_pairs;
 	unsigned usable_pairs;             /* pairs set up at DRIVER_OK (1 without MQ) */

@@ -234,3 +234,66 @@ t_seccomp_list_prints_every_kind_of_thread() {
 	done
 	expect_line "^\| ioctl \| request one of KVM_RUN, KVM_GET_REGS, KVM_GET_SREGS \|" "$out"
 }
+
+# ---- the xdp backend (test_xdp.sh's xdp_ns, xdp_vm_start) ----
+
+# xdp_confined_echo NAME [MINIVMM ARGS...]: a 2-queue xdp device over a
+# 2-queue veth, the guest switching both pairs on (VQ_PAIRS_SET: drain
+# sockets closed and opened by the vCPU and control threads), 500 echoed
+# datagrams, the thread table into $TMP_ROOT/NAME.table; minivmm exits 0
+# and no thread was killed by its filter.
+xdp_confined_echo() {
+	local name=$1; shift
+	xdp_ns 2 || return 1
+	xdp_vm_start "$name" "test=net-echo queues=2 secs=30" ",queues=2" --cpus 2 "$@" || return 1
+	echo_ok "$name" 500 || return 1
+	thread_table "$(vm_process)" "$TMP_ROOT/$name.table"
+	peer stop --dst 10.0.0.2 --port 5001 > /dev/null 2>&1
+	net_vm_wait
+	expect_rc 0 "$OUT" || return 1
+	expect_line "^testguest: ctrl mq 2 -> OK$" "$OUT" || return 1
+	expect_no_line "SIGSYS|Bad system call|signal 31|seccomp" "$OUT"
+}
+
+# seccomp=on said explicitly (it is the default): every thread of an xdp
+# VM carries its filter and the data path, the steering and the teardown
+# (drain sockets, XSKMAP, the BPF link) stay inside the lists.
+t_seccomp_xdp_on_threads_confined_traffic_flows() {
+	xdp_confined_echo sc-xdp --seccomp=on || return 1
+	if sanitizer_build "$OUT"; then
+		threads_check "$TMP_ROOT/sc-xdp.table" "$SECCOMP_PY_NONE" 1
+	else
+		threads_check "$TMP_ROOT/sc-xdp.table" "$SECCOMP_PY_FILTERS"
+	fi
+}
+
+CAP_IPC_LOCK_BIT=$((1 << 14))
+
+# --drop-caps over xdp (vmm/caps.c): the spawner keeps CAP_NET_RAW and
+# CAP_IPC_LOCK for the workers' sockets and UMEM; with two queues the
+# threads that steer (vCPUs, control) and the spawner also CAP_NET_ADMIN;
+# the link thread all three; the workers nothing (copy mode).
+t_seccomp_xdp_drop_caps_leaves_each_thread_what_it_needs() {
+	xdp_confined_echo sc-xdp-caps --drop-caps || return 1
+	local all=$((CAP_NET_RAW_BIT | CAP_IPC_LOCK_BIT | CAP_NET_ADMIN_BIT))
+	drop_caps_check "$TMP_ROOT/sc-xdp-caps.table" "{'net0-link|net0-ctrl|spawner|vcpu[0-9]+': $all}"
+}
+
+# The link thread reopens an xdp device whose veth was deleted and made
+# again, confined and with --drop-caps: the program loaded at set-up gets a
+# new BPF link, every queue is probed, the workers make new sockets.
+t_seccomp_xdp_interface_recreated_is_reopened_confined() {
+	xdp_ns 2 || return 1
+	xdp_vm_start sc-xdp-gone "test=net-echo queues=2 secs=60" ",queues=2" --cpus 2 --drop-caps || return 1
+	echo_ok sc-xdp-before 500 || return 1
+	ip -n "$NS" link del v0 || { fail "cannot delete v0"; return 1; }
+	wait_line "net0: xdp v0 is gone" 10 || return 1
+	ip -n "$NS" link add v0 numrxqueues 2 numtxqueues 2 type veth peer name v1 numrxqueues 2 numtxqueues 2 &&
+		netns_link_up "$NS" v0 && netns_add_addr "$NS" v1 10.0.0.1/24 ||
+		{ fail "cannot make v0/v1 again"; return 1; }
+	wait_line "net0: xdp v0 is back: link up" 10 || return 1
+	echo_ok sc-xdp-after 500 || return 1
+	peer stop --dst 10.0.0.2 --port 5001 > /dev/null 2>&1
+	net_vm_wait
+	expect_rc 0 "$OUT" && expect_no_line "cannot be used|needs reset|SIGSYS|Bad system call" "$OUT"
+}

@@ -178,6 +178,46 @@ Test(seccomp, lists_follow_the_configuration)
 	cr_assert(has(CONFINE_SPAWNER, &tap, SYS_io_uring_setup));
 }
 
+/* The xdp backend's calls (docs/xdp.md) are on the lists of the threads that
+ * make them, in the configurations that need them, and no others: a worker
+ * only wakes its socket (zero-length sendto/recvfrom) unless in zero-copy
+ * mode; only the threads that steer several queues make drain sockets; main
+ * never makes one; the lists build in every combination. */
+Test(seccomp, xdp_adds_its_calls_only_where_they_are_made)
+{
+	for (unsigned bits = 0; bits < 8; bits++) {
+		struct confine_needs x = { .net = true, .xdp = true, .xdp_mq = bits & 1, .xdp_zero_copy = bits & 2,
+					   .uring = !(bits & 4), .epoll = bits & 4, .terminal_fd = -1,
+					   .kick_signal = SIGRTMIN + 1, .pid = getpid() };
+		struct confine c = built(&x, MINIVMM_SECCOMP_ON);
+		for (unsigned r = 0; r < CONFINE_ROLES; r++)
+			cr_assert_gt(c.prog[r].len, 10u, "%s list (xdp %#x)", confine_role_name(r), bits);
+		seccomp_lists_free(&c);
+		cr_assert(has(CONFINE_NET_WORKER, &x, SYS_sendto) && has(CONFINE_NET_WORKER, &x, SYS_recvfrom));
+		cr_assert_eq(has(CONFINE_NET_WORKER, &x, SYS_socket), x.xdp_zero_copy, "xdp %#x", bits);
+		cr_assert(!has(CONFINE_NET_WORKER, &x, SYS_bpf), "a running worker touches no BPF object");
+		cr_assert(has(CONFINE_SPAWNER, &x, SYS_socket) && has(CONFINE_SPAWNER, &x, SYS_bpf),
+			  "a starting worker makes its socket and puts it in the XSKMAP");
+		cr_assert_eq(has(CONFINE_VCPU, &x, SYS_socket), x.xdp_mq, "xdp %#x", bits);
+		cr_assert_eq(has(CONFINE_VCPU, &x, SYS_bpf), x.xdp_mq, "xdp %#x", bits);
+		cr_assert_eq(has(CONFINE_NET_CTRL, &x, SYS_bind), x.xdp_mq, "xdp %#x", bits);
+		cr_assert(has(CONFINE_NET_LINK, &x, SYS_bpf), "the link thread attaches the program again");
+		cr_assert(!has(CONFINE_MAIN, &x, SYS_socket) && !has(CONFINE_MAIN, &x, SYS_bpf),
+			  "main makes no socket, touches no BPF object (xdp %#x)", bits);
+		cr_assert(!has(CONFINE_SERIAL_IN, &x, SYS_socket));
+		for (int role = CONFINE_NET_WORKER; role <= CONFINE_NET_CTRL; role++) {
+			int nrs[128];
+			unsigned count = seccomp_lists_count(role, &x, nrs, 128);
+			for (unsigned i = 0; i < count; i++)
+				cr_assert(has(CONFINE_SPAWNER, &x, nrs[i]), "%s makes syscall %d, the spawner lacks it (xdp %#x)",
+					  confine_role_name(role), nrs[i], bits);
+		}
+	}
+	struct confine_needs tap = tap_uring();
+	cr_assert(!has(CONFINE_NET_WORKER, &tap, SYS_sendto), "no xdp, no socket wake-ups");
+	cr_assert(!has(CONFINE_SPAWNER, &tap, SYS_bpf));
+}
+
 /* docs/security.md carries the table as minivmm --seccomp-list prints it. */
 Test(seccomp, the_security_doc_shows_the_lists_as_built)
 {
@@ -424,6 +464,28 @@ Test(caps, only_threads_that_reopen_backends_keep_capabilities)
 	caps_plan(&c, &pkt);
 	cr_assert_eq(c.keep_caps[CONFINE_NET_LINK], (1ull << CAP_NET_RAW) | (1ull << CAP_NET_ADMIN),
 		     "SO_RCVBUFFORCE for rx=recv");
+}
+
+Test(caps, xdp_threads_keep_what_their_sockets_and_program_need)
+{
+	struct confine c = { 0 };
+	struct confine_needs x = { .net = true, .xdp = true, .uring = true };
+	const uint64_t xsk = (1ull << CAP_NET_RAW) | (1ull << CAP_IPC_LOCK), admin = 1ull << CAP_NET_ADMIN;
+	caps_plan(&c, &x);
+	cr_assert_eq(c.keep_caps[CONFINE_SPAWNER], xsk, "workers make their sockets under the spawner's");
+	cr_assert_eq(c.keep_caps[CONFINE_NET_WORKER], 0u, "copy mode: nothing once running");
+	cr_assert_eq(c.keep_caps[CONFINE_NET_LINK], xsk | admin);
+	cr_assert_eq(c.keep_caps[CONFINE_VCPU], 0u, "one queue: no drain sockets");
+	cr_assert_eq(c.keep_caps[CONFINE_NET_CTRL], 0u);
+	x.xdp_mq = true;
+	caps_plan(&c, &x);
+	cr_assert_eq(c.keep_caps[CONFINE_VCPU], xsk | admin, "drain sockets and RSS at DRIVER_OK and reset");
+	cr_assert_eq(c.keep_caps[CONFINE_NET_CTRL], xsk | admin, "and on VQ_PAIRS_SET");
+	cr_assert_eq(c.keep_caps[CONFINE_SPAWNER], xsk | admin, "it starts the control thread");
+	x.xdp_zero_copy = true;
+	caps_plan(&c, &x);
+	cr_assert_eq(c.keep_caps[CONFINE_NET_WORKER], xsk, "zero copy: a stopping worker probes its queue");
+	cr_assert_eq(c.keep_caps[CONFINE_MAIN], 0u);
 }
 
 static uint64_t effective_caps(void)
