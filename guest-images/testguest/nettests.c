@@ -423,17 +423,13 @@ static unsigned rx_service(struct vnet_pair *p, struct qstat *st, unsigned budge
 	struct vnet_rx rx;
 	unsigned n = 0;
 
-	uint16_t avail_before = p->rx.avail_idx;
-
+	/* vnet_rx_next publishes the buffers of frames it drops itself
+	 * (merged ones with rxbuf=N). */
 	while (n < budget && vnet_rx_next(p, &rx)) {
 		handle_frame(p, st, &rx);
 		vnet_rx_recycle(p, rx.id);
 		n++;
 	}
-	/* vnet_rx_next recycles the buffers of frames it drops (merged ones
-	 * with rxbuf=N): those must be published too, or the ring runs dry. */
-	if (!n && p->rx.avail_idx != avail_before)
-		vnet_rx_flush(p);
 	if (n) {
 		vnet_tx_flush(p);
 		vnet_rx_flush(p);

@@ -283,7 +283,10 @@ void vnet_rx_post_all(struct vnet_pair *p)
 
 int vnet_rx_next(struct vnet_pair *p, struct vnet_rx *out)
 {
-	while (virtq_used_pending(&p->rx)) {
+	uint16_t avail_before = p->rx.avail_idx;
+	int got = 0;
+
+	while (!got && virtq_used_pending(&p->rx)) {
 		struct vring_used_elem e = virtq_pop_used(&p->rx);
 		uint8_t *buf;
 		uint16_t nbufs;
@@ -325,9 +328,15 @@ int vnet_rx_next(struct vnet_pair *p, struct vnet_rx *out)
 		out->frame = buf + VNET_HDR_LEN;
 		out->len = e.len - VNET_HDR_LEN;
 		out->id = (uint16_t)e.id;
-		return 1;
+		got = 1;
 	}
-	return 0;
+	/* The buffers of frames dropped here go back to the device at once
+	 * (published, and a kick if it asked for one): a caller only
+	 * publishes what it recycled itself, and one that got no frame would
+	 * leave them unpublished, until the ring ran dry. */
+	if (p->rx.avail_idx != avail_before)
+		virtq_flush(&p->rx);
+	return got;
 }
 
 unsigned vnet_tx_reclaim(struct vnet_pair *p)

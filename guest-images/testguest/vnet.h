@@ -100,7 +100,8 @@ int vnet_link_poll(struct vnet *n, uint32_t irq_seen);
 
 /* Post every RX buffer of the pair, publish, kick if asked. */
 void vnet_rx_post_all(struct vnet_pair *p);
-/* Next received frame, 1; or 0 if none. */
+/* Next received frame, 1; or 0 if none. Frames it drops (a bad length, a
+ * merged frame) have their buffers published back before it returns. */
 int vnet_rx_next(struct vnet_pair *p, struct vnet_rx *out);
 /* Give the buffer back (published with vnet_rx_flush). */
 static inline void vnet_rx_recycle(struct vnet_pair *p, uint16_t id)
