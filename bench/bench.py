@@ -33,10 +33,12 @@ from common import BASE, QEMU, cfg_label, log, read, tool  # noqa: E402
 from gate import Gate  # noqa: E402
 from workloads import run_boot, run_idle, run_rr, run_rx, run_rxb, run_tx  # noqa: E402
 
-# xdp rows need minivmm's AF_XDP backend (branch xdp). Until it is merged they
-# are off unless --xdp is given; with --xdp a minivmm that refuses the backend
-# makes those rows fail (and `--smoke` with them), with minivmm's reason.
-XDP_ROWS_DEFAULT = False
+# xdp rows (minivmm --net xdp=vm0: AF_XDP TX/RX against a plain AF_XDP
+# process, build/tools/rawnet, and worker CPU per frame against tap) are on by
+# default now that minivmm has the AF_XDP backend; --no-xdp leaves them out. A
+# minivmm that refuses the backend makes those rows fail (and `--smoke` with
+# them), with minivmm's reason.
+XDP_ROWS_DEFAULT = True
 
 QUEUES = hostinfo.queue_counts()
 LEVELS = [10000, 100000, 500000, 0]      # offered pps for the per-load-level rows; 0 = as fast as it goes
@@ -175,8 +177,10 @@ def main():
     ap.add_argument('--out', required=True)
     ap.add_argument('--runs', type=int)
     ap.add_argument('--no-qemu', action='store_true')
-    ap.add_argument('--xdp', action='store_true', default=XDP_ROWS_DEFAULT,
-                    help='minivmm --net xdp= rows (needs the AF_XDP backend)')
+    ap.add_argument('--xdp', dest='xdp', action='store_true', default=XDP_ROWS_DEFAULT,
+                    help='minivmm --net xdp= rows (the default)')
+    ap.add_argument('--no-xdp', dest='xdp', action='store_false',
+                    help='leave out the minivmm --net xdp= rows')
     ap.add_argument('--only', help='run only rows whose "workload label" matches this regex')
     ap.add_argument('--no-gate', action='store_true', help='smoke only: do not wait for a quiet host')
     ap.add_argument('--gate-timeout', type=float, default=60.0)

@@ -106,9 +106,8 @@ def host_caveat(h):
 
 def header_md(M, meta):
     cores = meta['cores']
-    xdp = ('minivmm `--net xdp=vm0` rows are **on** (`--xdp`).' if meta['xdp'] else
-           'minivmm `--net xdp=` rows are **off** (needs the AF_XDP backend of branch xdp; `--xdp` turns them '
-           'on); the plain AF_XDP ceilings run regardless.')
+    xdp = ('minivmm `--net xdp=vm0` rows are **on** (the default; `--no-xdp` leaves them out).' if meta['xdp'] else
+           'minivmm `--net xdp=` rows are **off** (`--no-xdp`); the plain AF_XDP ceilings run regardless.')
     only = f"\n- **Subset:** only rows matching `{meta['only']}` (`--only`)." if meta.get('only') else ''
     return f"""# minivmm network benchmark ({meta['mode']} mode)
 

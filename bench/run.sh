@@ -1,14 +1,15 @@
 #!/bin/bash
 # minivmm network benchmark driver.
-#   bench/run.sh [--quick|--full|--smoke] [--out DIR] [--runs N] [--no-qemu] [--xdp]
+#   bench/run.sh [--quick|--full|--smoke] [--out DIR] [--runs N] [--no-qemu] [--no-xdp]
 #                [--only REGEX] [--gate|--no-gate] [--gate-timeout S] [--gate-load L] [--gate-busy B]
 # Sets up a private network namespace (bench/netns.sh: bridge br0 10.0.0.1/24
 # for taps, veth vm0/vh0 with vh0 10.0.1.1/24 for the packet and xdp backends), runs
 # bench/bench.py inside it, and always removes the namespace and everything
 # started in it.
 # --smoke: seconds-long run for `make test` (quiet gate off unless --gate),
-# then bench/check.py on the output. --xdp: minivmm --net xdp= rows too (the
-# smoke fails if minivmm refuses the backend). --only: a subset of rows.
+# then bench/check.py on the output. minivmm --net xdp= rows are in by default
+# (the smoke fails if minivmm refuses the backend); --no-xdp leaves them out.
+# --only: a subset of rows.
 # Needs root, /dev/kvm, build/minivmm, build/testguest/testguest.elf,
 # build/tools/netpeer, build/tools/rawnet (make rawnet); QEMU
 # (qemu-system-x86_64) and gnuplot (gnuplot-nox) for the comparison and plots.
@@ -24,11 +25,12 @@ while [ $# -gt 0 ]; do
 	--runs) ARGS+=(--runs "$2"); shift ;;
 	--no-qemu) ARGS+=(--no-qemu) ;;
 	--xdp) ARGS+=(--xdp) ;;
+	--no-xdp) ARGS+=(--no-xdp) ;;
 	--only) ARGS+=(--only "$2"); shift ;;
 	--gate) GATE=on ;;
 	--no-gate) GATE=off ;;
 	--gate-timeout | --gate-load | --gate-busy) ARGS+=("$1" "$2"); shift ;;
-	*) echo "usage: $0 [--quick|--full|--smoke] [--out DIR] [--runs N] [--no-qemu] [--xdp] [--only REGEX]" \
+	*) echo "usage: $0 [--quick|--full|--smoke] [--out DIR] [--runs N] [--no-qemu] [--no-xdp] [--only REGEX]" \
 		"[--gate|--no-gate] [--gate-timeout S] [--gate-load L] [--gate-busy B]" >&2; exit 2 ;;
 	esac
 	shift
