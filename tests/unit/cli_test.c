@@ -130,3 +130,16 @@ Test(cli, dump_dtb_takes_a_file_name)
 	cr_expect_eq(PARSE(&o, &e, "--kernel", "k", "--dump-dtb"), -EINVAL);
 	cr_expect_str_eq(e.msg, "--dump-dtb needs a value");
 }
+
+/* Found by the cli fuzzer: an argument holding a newline made a two-line
+ * error (the message quotes it). */
+Test(cli, an_error_quoting_an_argument_with_a_newline_is_one_line)
+{
+	struct cli_options o;
+	struct vmm_err e = { 0 };
+	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "stray\nline"), 0);
+	cr_assert_null(strchr(e.msg, '\n'), "%s", e.msg);
+	cr_assert_str_eq(e.msg, "unexpected argument 'stray\\nline'");
+	cr_assert_lt(PARSE(&o, &e, "--net", "tap=x,bogus\x1b[2J=1"), 0);
+	cr_assert_null(strchr(e.msg, '\x1b'), "%s", e.msg);
+}
