@@ -5,6 +5,8 @@
 #   make test       unit tests, integration tests (real guests under /dev/kvm),
 #                   nested Linux tests
 #   make SAN=address,undefined test   the same under ASan/UBSan
+#   make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60) each
+#   make fuzz-smoke every libFuzzer target briefly (part of make test)
 #   make STATIC=1   one self-contained static binary
 #   make install PREFIX=/usr/local DESTDIR=
 #
@@ -20,11 +22,14 @@ STATIC  ?=
 
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
-CFLAGS  ?= -O2 -g
-CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wpointer-arith \
+# Language, warnings and include paths: every build of the project's code
+# uses these (the fuzz build in tests/fuzz/fuzz.mk too, with clang).
+PROJECT_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wpointer-arith \
            -Wmissing-prototypes -Wstrict-prototypes -Wformat=2 \
            -D_GNU_SOURCE -I. -Iinclude -MMD -MP \
            -DMINIVMM_VERSION='"$(VERSION)"'
+CFLAGS  ?= -O2 -g
+CFLAGS  += $(PROJECT_CFLAGS)
 LDLIBS  += -luring -lfdt -lpthread
 
 ifneq ($(SAN),)
@@ -58,9 +63,11 @@ DEPS_OK   := $(BUILD)/.deps-build
 
 .DEFAULT_GOAL := all
 
-# Fragments that define TESTGUEST and NETPEER, needed by the rules below.
+# Fragments that define TESTGUEST and NETPEER, needed by the rules below,
+# and the libFuzzer targets (make fuzz, fuzz-smoke, fuzz-merge).
 include guest-images/testguest/testguest.mk
 include tests/tools/tools.mk
+include tests/fuzz/fuzz.mk
 
 .PHONY: all deps demo test unit-test integration-test uring-variants-test san-test tsan-test tsan-integration-test linux-test install clean \
         bench bench-quick bench-smoke
@@ -158,9 +165,9 @@ tsan-integration-test: $(BIN) testguest $(NETPEER)
 # depends on what happens to be on the machine; then every suite runs (a
 # failure does not stop the rest) and the closing lines sum them up.
 test:
-	scripts/install-deps.sh build unit test linux bench
+	scripts/install-deps.sh build unit test linux bench fuzz
 	$(MAKE) all
-	BUILD=$(BUILD) MAKE="$(MAKE)" tests/run-all.sh unit-test integration-test uring-variants-test san-test tsan-test linux-test bench-smoke
+	BUILD=$(BUILD) MAKE="$(MAKE)" tests/run-all.sh unit-test integration-test uring-variants-test san-test tsan-test fuzz-smoke linux-test bench-smoke
 
 # Benchmarks print tables; they are not tests and never fail on speed.
 # bench-smoke (part of make test) only checks the tables come out well-formed.
@@ -183,6 +190,6 @@ install: $(BIN)
 	install -D -m 0644 include/minivmm.h $(DESTDIR)$(PREFIX)/include/minivmm.h
 
 clean:
-	rm -rf build build-san build-static
+	rm -rf build build-san build-static $(FUZZ_BUILD)
 
 -include $(LIB_OBJS:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_OBJS:.o=.d)
