@@ -156,6 +156,12 @@ int bzimage_load(const struct guest_mem *mem, const struct boot_request *req,
 		hdr_len = offsetof(struct boot_params, _pad7) + sizeof(zp._pad7) - SETUP_HEADER_OFF;
 	memcpy((uint8_t *)&zp + SETUP_HEADER_OFF, req->kernel + SETUP_HEADER_OFF, hdr_len);
 
+	/* Fields the boot loader writes come from the file too: clear the ones
+	 * we may not set below, or the kernel would look for an initrd or a
+	 * setup_data list the file's bytes make up. */
+	zp.hdr.ramdisk_image = 0;
+	zp.hdr.ramdisk_size = 0;
+	zp.hdr.setup_data = 0;
 	zp.hdr.type_of_loader = LOADER_UNDEFINED;
 	zp.hdr.loadflags |= CAN_USE_HEAP;   /* LOADED_HIGH stays set */
 	zp.hdr.heap_end_ptr = SETUP_HEAP_END;
