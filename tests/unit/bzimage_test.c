@@ -385,6 +385,22 @@ Test(bzimage, rejects_init_size_beyond_guest_ram)
 	teardown_load(&l);
 }
 
+/* Found by the bzimage fuzzer: pref_address + init_size wrapped around, so
+ * a kernel claiming memory past 2^64 passed the "fits in RAM" check. */
+Test(bzimage, rejects_pref_address_plus_init_size_past_the_address_space)
+{
+	struct loaded l;
+	setup_load(&l, 64 * MiB);
+	hdr_of(l.img)->pref_address = 0xffffffffffffff00ull;
+	hdr_of(l.img)->init_size = 0x200100;
+	cr_expect_eq(bzimage_load(&l.mem, &l.req, &l.entry, &l.err), -ENOEXEC);
+	cr_expect_str_eq(l.err.msg, "bz: pref_address 0xffffffffffffff00 + init_size 0x200100 runs "
+				    "past the end of the address space");
+	hdr_of(l.img)->relocatable_kernel = 0;
+	cr_expect_eq(bzimage_load(&l.mem, &l.req, &l.entry, &l.err), -ENOEXEC, "not relocatable either");
+	teardown_load(&l);
+}
+
 Test(bzimage, rejects_cmdline_longer_than_cmdline_size)
 {
 	struct loaded l;
