@@ -11,6 +11,7 @@
 #                      committed ones (only inputs that add coverage)
 #   make fuzz-build    just build the targets
 #   FUZZ_TARGETS="virtq mmio" make fuzz     a subset
+#   make fuzz FUZZ_SECONDS=3600 FUZZ_RUNS=10000000   stop at 10M executions
 #
 # A separate build with clang: the project's objects are compiled with
 # -fsanitize=fuzzer-no-link,address,undefined (coverage instrumentation plus
@@ -21,6 +22,7 @@ FUZZ_BUILD      ?= build-fuzz
 FUZZ_CC         ?= clang
 FUZZ_SECONDS    ?= 60
 FUZZ_SMOKE_RUNS ?= 20000
+FUZZ_RUNS       ?=
 FUZZ_TARGETS    ?= virtq mmio net_tx net_ctrl net_rx bzimage pvh cli
 
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -64,7 +66,7 @@ $(FUZZ_BUILD)/%_fuzz: $(FUZZ_BUILD)/obj/tests/fuzz/%_fuzz.o $(FUZZ_COMMON) $(FUZ
 fuzz-build: $(FUZZ_BINS)
 
 fuzz: $(FUZZ_BINS)
-	FUZZ_BUILD=$(FUZZ_BUILD) tests/fuzz/run.sh fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+	FUZZ_BUILD=$(FUZZ_BUILD) FUZZ_RUNS=$(FUZZ_RUNS) tests/fuzz/run.sh fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 fuzz-smoke: $(FUZZ_BINS)
 	FUZZ_BUILD=$(FUZZ_BUILD) tests/fuzz/run.sh smoke $(FUZZ_SMOKE_RUNS) $(FUZZ_TARGETS)

@@ -17,8 +17,9 @@
 # if any target failed. Each target's libFuzzer output is in
 # $FUZZ_BUILD/logs/TARGET.log, failing inputs in $FUZZ_BUILD/artifacts/TARGET/.
 #
-# Environment: FUZZ_BUILD (default build-fuzz); FUZZ_SKIP_KNOWN_HANGS=1 lets
-# targets skip inputs that hit a known, not yet fixed hang (net_rx).
+# Environment: FUZZ_BUILD (default build-fuzz); FUZZ_RUNS=N stops a fuzz run
+# after N executions if that comes before SECONDS; FUZZ_SKIP_KNOWN_HANGS=1
+# lets targets skip inputs that hit a known, not yet fixed hang (net_rx).
 set -u
 cd "$(dirname "$0")/../.."
 mode=${1:-}
@@ -88,6 +89,7 @@ for t in "$@"; do
 	if [ "$mode" = fuzz ]; then
 		scratch=$build/corpus/$t
 		limit=(-max_total_time="$amount")
+		[ -n "${FUZZ_RUNS:-}" ] && limit+=(-runs="$FUZZ_RUNS")
 	else
 		scratch=$build/smoke/$t
 		rm -rf "$scratch"
