@@ -407,8 +407,11 @@ void fuzz_vq_popped(struct fuzz_vq *v, const struct guest_chain *c, int rc)
 		return;
 	v->pops++;
 	fuzz_check_chain(v, c);
-	FUZZ_CHECK(v->nr_held < FUZZ_MAX_HELD, "%s: the device holds %u chains of a %u-entry queue",
-		   v->name, v->nr_held, v->size);
+	unsigned holding = 0;
+	for (unsigned i = 0; i < v->nr_held; i++)
+		holding += !v->held[i].returned;
+	FUZZ_CHECK(holding < v->size && v->nr_held < FUZZ_MAX_HELD,
+		   "%s: the device holds more chains than its %u-entry queue has", v->name, v->size);
 	struct fuzz_held *h = &v->held[v->nr_held++];
 	h->head = c->head;
 	h->returned = false;

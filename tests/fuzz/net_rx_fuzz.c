@@ -12,19 +12,24 @@
  * oversized, errors, cancellation) and the order of everything, with up to
  * four reads in flight.
  *
+ * Frames for dp_rx_deliver_frame (the packet ring's path) may be GSO
+ * frames of any shape from the network; for a guest without TSO they go
+ * through net/gso.c's software segmentation, each segment delivered.
+ *
  * Checked: a prepared read is the writable buffers of chains the device
  * holds plus the discard tail, within the read limits, its capacity adds
  * up; a frame becomes used entries that fill chains in order, add up to
  * its length, never exceed a chain, and say so in num_buffers (1 without
  * MRG_RXBUF); the device writes nothing but its used ring and writable
  * buffers it holds; "no buffers" re-arms kicks; every frame is counted
- * once (delivered, dropped, filtered or an error); a broken ring is
+ * once (delivered, dropped, filtered or an error); waiting (0) always has
+ * a wake-up (RX kicks re-armed, or a read in flight); a broken ring is
  * reported once and stays broken; at the end every chain is returned.
  *
- * Known (being fixed in datapath.c when this was written): dp_rx_gather
- * can spin when every slot is taken by reads in flight and the guest has
- * posted more, and dp_rx_deliver recurses without bound; inputs for both
- * are in the corpus. */
+ * Found while this was written and fixed in datapath.c since (c309b02):
+ * dp_rx_gather spun when every slot was taken by reads in flight and the
+ * guest had posted more, and dp_rx_deliver recursed without bound at the
+ * iovec limit; inputs for both stay in the corpus (repro-*). */
 #include <errno.h>
 #include <linux/virtio_net.h>
 #include <setjmp.h>
@@ -45,8 +50,10 @@ enum {
 	OP_KICKED,
 	OP_FLUSH,
 	OP_RELEASE_ALL,
+	OP_DELIVER_FRAME,   /* the packet ring's way: GSO frames cut for a guest without TSO */
 	OP_COUNT,
 };
+_Static_assert(OP_COUNT <= 32, "ops are the input byte's low 5 bits");
 
 struct state {
 	struct fuzz_vq rx;
@@ -57,13 +64,18 @@ struct state {
 	bool inflight[MAX_READS];
 	unsigned fails;
 	uint8_t accept_mode;   /* how the fake RX filter answers */
+	/* A frame dp_rx_deliver_frame has not finished (it ran out of guest
+	 * buffers): tried again, from segment gso_done, as net/packet.c does. */
+	bool frame_pending;
+	uint32_t pending_len;
+	unsigned gso_done;
 	/* Pushes made during the current step. */
 	struct { uint16_t head; uint32_t len; } log[DP_READ_MAX_CHAINS + 2];
 	unsigned nr_log;
 };
 
 static struct state s;
-static uint8_t frame[FRAME_MAX];
+static uint8_t frame[FRAME_MAX], gso_frame[FRAME_MAX];
 
 /* FUZZ_SKIP_KNOWN_HANGS=1: an input that makes the data path spin ends
  * there (a known datapath.c bug), so fuzzing goes on past it. */
@@ -83,6 +95,12 @@ static void on_fail(void *opaque, const char *why)
 }
 
 static void on_signal(void *opaque) { (void)opaque; }
+
+static void on_log(void *opaque, const char *line)
+{
+	(void)opaque;
+	FUZZ_CHECK(line && *line && !strchr(line, '\n'), "data-path log line is not one line");
+}
 
 static bool on_accept(void *opaque, const uint8_t *dst)
 {
@@ -114,9 +132,14 @@ static uint64_t counted(void)
 	return st->rx_frames + st->rx_dropped + st->rx_filtered + st->rx_errors;
 }
 
+/* The data path returned 0: it waits, and something must wake it. Either
+ * the guest (RX kicks re-armed) or a read in flight (no slot is empty: a
+ * completion frees one, no kick could help). */
 static void check_kicks_armed(const char *what)
 {
 	struct virtq *q = &s.rx.q;
+	if (s.dp->rx_nr_empty == 0 && s.dp->rx_reads_inflight > 0)
+		return;
 	if (s.rx.event_idx)
 		FUZZ_CHECK(*q->avail_event == q->last_avail, "%s without buffers: avail_event %u, last_avail %u",
 			   what, *q->avail_event, q->last_avail);
@@ -150,8 +173,9 @@ static void check_read(const struct dp_read *r)
 		   (unsigned long long)cap);
 }
 
-/* The frame's bytes: a virtio_net_hdr_v1 and a packet, from the input. */
-static uint32_t make_frame(struct fz *in)
+/* A frame's bytes: a virtio_net_hdr_v1 and a packet, its first bytes
+ * (header, MACs, IP and TCP/UDP headers) from the input, the rest filler. */
+static uint32_t make_frame_in(uint8_t *buf, struct fz *in)
 {
 	uint32_t len = fz_u16(in);
 	uint8_t how = fz_u8(in);
@@ -161,10 +185,15 @@ static uint32_t make_frame(struct fz *in)
 		len %= 64;                       /* runts and tiny frames */
 	len = len > FRAME_MAX ? FRAME_MAX : len;
 	size_t got;
-	const uint8_t *p = fz_take(in, (how >> 2) % 32, &got);   /* header and MAC bytes */
-	memset(frame, 0x3c, len);
-	memcpy(frame, p, got < len ? got : len);
+	const uint8_t *p = fz_take(in, fz_u8(in), &got);
+	memset(buf, 0x3c, len);
+	memcpy(buf, p, got < len ? got : len);
 	return len;
+}
+
+static uint32_t make_frame(struct fz *in)
+{
+	return make_frame_in(frame, in);
 }
 
 /* What the kernel's readv does: fill the iovecs in order, at most len. */
@@ -274,6 +303,26 @@ static void engine_step(uint8_t op, struct fz *in)
 			check_kicks_armed("deliver");
 		break;
 	}
+	case OP_DELIVER_FRAME: {
+		if (!s.frame_pending) {
+			s.pending_len = make_frame_in(gso_frame, in);
+			s.gso_done = 0;
+		}
+		unsigned pops = s.rx.pops;
+		int rc = dp_rx_deliver_frame(s.dp, gso_frame, s.pending_len, &s.gso_done);
+		FUZZ_CHECK(rc >= -1 && rc <= 1, "dp_rx_deliver_frame returned %d", rc);
+		/* A frame it cannot cut is dropped without looking at the ring,
+		 * so that one comes back 1 even on a broken ring. */
+		FUZZ_CHECK((rc < 0) == (s.fails > 0) ||
+			   (rc == 1 && s.nr_log == 0 && s.rx.pops == pops),
+			   "deliver_frame returned %d with %u failures", rc, s.fails);
+		s.frame_pending = rc == 0;
+		if (rc == 1)
+			FUZZ_CHECK(s.gso_done == 0, "a finished frame left %u segments done", s.gso_done);
+		if (rc == 0)
+			check_kicks_armed("deliver_frame");
+		break;
+	}
 	case OP_KICKED:
 		dp_rx_kicked(s.dp);
 		break;
@@ -309,13 +358,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ops.push = log_push;
 	s.accept_mode = mode >> 2;
 	s.guest = (struct net_guest){ .ops = &ops, .opaque = &s, .signal = on_signal, .fail = on_fail,
-				      .rx_accept = (mode & 2) ? on_accept : NULL };
+				      .rx_accept = (mode & 2) ? on_accept : NULL, .log = on_log };
 	s.qp = (struct net_queue_pair){ .guest = &s.guest, .fd = -1, .vnet_hdr_len = HDR,
 					.mrg_rxbuf = mode & 1, .rx_ring_size = s.rx.size,
 					.active = true };
 	/* The largest frame: a 1500-byte MTU, a 64 KiB GSO frame, or small. */
 	static const uint32_t frame_max[4] = { HDR + 14 + 4 + 1500, FRAME_MAX, HDR + 64, HDR + 1 };
 	s.qp.rx_frame_max = frame_max[(mode >> 4) & 3];
+	/* What the guest takes of GSO frames (GUEST_TSO4 / TSO6 and ECN). */
+	s.qp.guest_tso4 = mode & 0x40;
+	s.qp.guest_tso6 = s.qp.guest_ecn = mode & 0x80;
+	s.qp.guest_gso = s.qp.guest_tso4 || s.qp.guest_tso6;
 	s.qp.rx = (struct net_ring){ .ring = &s.rx.q, .kick_fd = -1 };
 	s.dp = dp_queue_create(&s.qp);
 	FUZZ_CHECK(s.dp, "dp_queue_create");
@@ -328,7 +381,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 
 	while (!fz_empty(&in)) {
-		uint8_t op = fz_u8(&in) % OP_COUNT;
+		/* Op numbers are stable (a new op takes a free number): the
+		 * low 5 bits, anything past the last op does nothing. */
+		uint8_t op = fz_u8(&in) & 31;
+		if (op >= OP_COUNT)
+			continue;
 		if (fuzz_vq_driver_op(&s.rx, op, &in))
 			continue;
 		engine_step(op, &in);

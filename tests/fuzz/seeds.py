@@ -112,10 +112,10 @@ def net_tx_seeds():
 
 
 def net_rx_seeds():
-    PREPARE, COMPLETE, DELIVER, KICKED, FLUSH, RELEASE = range(8, 14)
+    PREPARE, COMPLETE, DELIVER, KICKED, FLUSH, RELEASE, DELIVER_FRAME = range(8, 15)
 
     def frame(length, how=0, data=b''):
-        return u16(length) + u8(how | (len(data) << 2)) + data
+        return u16(length) + u8(how, len(data)) + data
 
     bufs = b''.join(chain(i, 0x1000 + 0x100 * i, [256], writable=1) for i in range(6))
     write('net_rx', 'mrg-prepare-complete',
@@ -133,6 +133,30 @@ def net_rx_seeds():
           chain(0, 0x1000, [128, 128], writable=2, indirect_table=0x2000) +
           chain(1, 0x1200, [256], writable=1) +
           u8(DELIVER) + frame(100, data=dst_multicast) + u8(DELIVER) + frame(100) + u8(FLUSH))
+    # GSO frames as a packet socket hands them over (after GRO), for a guest
+    # without TSO: cut into segments by net/gso.c.
+    mac = bytes([2, 0, 0, 0, 0, 1]) + bytes([2, 0, 0, 0, 0, 2])
+    def vnet(gso_type, hdr_len, gso_size, csum_start, csum_offset):
+        return struct.pack('<BBHHHHH', 1, gso_type, hdr_len, gso_size, csum_start, csum_offset, 0)
+    payload = 1000
+    ip4 = struct.pack('>BBHHHBBH4s4s', 0x45, 0, 20 + 20 + payload, 1, 0x4000, 64, 6, 0,
+                      bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]))
+    tcp = struct.pack('>HHIIBBHHH', 5001, 40000, 1000, 0, 5 << 4, 0x18, 65535, 0, 0)
+    tcp4 = vnet(1, 54, 400, 34, 16) + mac + b'\x08\x00' + ip4 + tcp
+    ip6 = struct.pack('>IHBB16s16s', 6 << 28, 20 + payload, 6, 64, bytes(15) + b'\x01', bytes(15) + b'\x02')
+    tcp6 = vnet(4, 74, 500, 54, 16) + mac + b'\x86\xdd' + ip6 + tcp
+    udp = struct.pack('>HHHH', 5353, 5353, 8 + payload, 0)
+    ip4u = struct.pack('>BBHHHBBH4s4s', 0x45, 0, 20 + 8 + payload, 1, 0, 64, 17, 0,
+                       bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]))
+    uso = vnet(5, 42, 300, 34, 6) + mac + b'\x08\x00' + ip4u + udp
+    write('net_rx', 'gso-tcp4-cut-for-a-guest-without-tso',
+          ring() + u8(0x01) + bufs + u8(DELIVER_FRAME) + frame(len(tcp4) + payload, data=tcp4) +
+          u8(FLUSH) + bufs + u8(DELIVER_FRAME, FLUSH))
+    write('net_rx', 'gso-tcp6-and-udp-l4',
+          ring(event_idx=True) + u8(0x01) + bufs + u8(DELIVER_FRAME) + frame(len(tcp6) + payload, data=tcp6) +
+          u8(DELIVER_FRAME) + frame(len(uso) + payload, data=uso) + u8(FLUSH))
+    write('net_rx', 'gso-tcp4-to-a-guest-with-tso',
+          ring() + u8(0x01 | 0x40) + bufs + u8(DELIVER_FRAME) + frame(len(tcp4) + payload, data=tcp4) + u8(FLUSH))
     write('net_rx', 'inflight-reads-release',
           ring(log2=3) + u8(0x01 | 0x20) + bufs + u8(PREPARE, 0, PREPARE, 1, COMPLETE, 0x04,
                                                       COMPLETE, 0x11) + frame(40) +
