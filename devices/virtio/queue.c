@@ -143,8 +143,12 @@ int virtq_pop(struct virtq *q, struct guest_chain *chain)
 	 * yet used). More means it jumped the index or re-posted a head we
 	 * still hold. next_used counts what we pushed, published or not: the
 	 * driver cannot have reused those either, so this never trips on a
-	 * correct driver. */
-	if ((uint16_t)(avail_idx - q->next_used) > q->size)
+	 * correct driver. And the index never goes back: fewer outstanding
+	 * than we hold would have us pop old entries again and again (up to
+	 * 65535 of them) until last_avail wrapped round to it. */
+	uint16_t outstanding = (uint16_t)(avail_idx - q->next_used);
+	uint16_t held = (uint16_t)(q->last_avail - q->next_used);
+	if (outstanding > q->size || outstanding < held)
 		return virtq_fail(q, VIRTQ_ERR_AVAIL_IDX);
 	/* The acquire load of avail->idx orders the reads below after it. */
 	uint16_t head = q->avail->ring[q->last_avail & (q->size - 1)];
@@ -209,7 +213,7 @@ const char *virtq_error_text(enum virtq_error e)
 {
 	switch (e) {
 	case VIRTQ_OK: return "no error";
-	case VIRTQ_ERR_AVAIL_IDX: return "more buffers available than the queue holds (index jumped, or a head re-posted while in use)";
+	case VIRTQ_ERR_AVAIL_IDX: return "more buffers available than the queue holds (index jumped, or a head re-posted while in use), or the index moved back";
 	case VIRTQ_ERR_HEAD: return "chain head out of range";
 	case VIRTQ_ERR_DESC_ADDR: return "buffer outside guest memory";
 	case VIRTQ_ERR_NEXT: return "next descriptor out of range";
