@@ -149,6 +149,14 @@ def net_rx_seeds():
     ip4u = struct.pack('>BBHHHBBH4s4s', 0x45, 0, 20 + 8 + payload, 1, 0, 64, 17, 0,
                        bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]))
     uso = vnet(5, 42, 300, 34, 6) + mac + b'\x08\x00' + ip4u + udp
+    # The same frames whole for the gso target: a shape byte (scratch size,
+    # segments to skip, where emit stops) and the frame.
+    fill = bytes((i * 7) & 0xff for i in range(payload))
+    write('gso', 'tcp4', u8(0) + tcp4 + fill)
+    write('gso', 'tcp6-skip-1', u8(1 << 2) + tcp6 + fill)
+    write('gso', 'udp-l4-stop-after-2', u8(0x40 | (1 << 4)) + uso + fill)
+    vlan = tcp4[:12] + mac + b'\x81\x00\x00\x05' + b'\x08\x00' + ip4 + tcp
+    write('gso', 'tcp4-vlan-small-scratch', u8(1) + vlan + fill)
     write('net_rx', 'gso-tcp4-cut-for-a-guest-without-tso',
           ring() + u8(0x01) + bufs + u8(DELIVER_FRAME) + frame(len(tcp4) + payload, data=tcp4) +
           u8(FLUSH) + bufs + u8(DELIVER_FRAME, FLUSH))
