@@ -49,21 +49,26 @@ static void check_net(const struct minivmm_net_config *n)
 	struct vmm_err err = { 0 };
 	FUZZ_CHECK(net_config_check(n, &err) == 0, "accepted a --net that fails its check: %s", err.msg);
 	FUZZ_CHECK(n->queues >= 1 && n->queues <= MINIVMM_MAX_QUEUE_PAIRS, "%u queues", n->queues);
-	FUZZ_CHECK(n->threads <= n->queues, "%u threads for %u queues", n->threads, n->queues);
+	FUZZ_CHECK(n->threads == MINIVMM_THREADS_AUTO || n->threads <= n->queues,
+		   "%u threads for %u queues", n->threads, n->queues);
 	FUZZ_CHECK(n->queue_size >= 2 && n->queue_size <= 1024 && !(n->queue_size & (n->queue_size - 1)),
 		   "queue size %u", n->queue_size);
 	FUZZ_CHECK(n->mtu >= 68 && n->mtu <= 65535, "MTU %u", n->mtu);
 	FUZZ_CHECK(n->nr_cpus <= MINIVMM_MAX_QUEUE_PAIRS, "%u CPUs", n->nr_cpus);
 	FUZZ_CHECK(memchr(n->ifname, '\0', sizeof(n->ifname)), "interface name not terminated");
 	FUZZ_CHECK(!n->mac_set || !(n->mac[0] & 1), "multicast MAC accepted");
-	FUZZ_CHECK(n->backend != MINIVMM_NET_PACKET || n->ifname[0], "packet backend without interface");
+	FUZZ_CHECK((n->backend != MINIVMM_NET_PACKET && n->backend != MINIVMM_NET_XDP) || n->ifname[0],
+		   "packet or xdp backend without interface");
+	FUZZ_CHECK(n->poll_us == MINIVMM_POLL_AUTO || n->poll_us <= 1000000, "poll-us %u", n->poll_us);
 }
 
 static void check_options(const struct cli_options *o, char **argv, int argc)
 {
 	const struct minivmm_config *vm = &o->vm;
-	if (!o->help && !o->version)
+	if (!o->help && !o->version && !o->cpuid_dump)
 		FUZZ_CHECK(vm->kernel_path, "accepted without --kernel");
+	FUZZ_CHECK(!o->dump_dtb || (o->dump_dtb[0] && points_into(o->dump_dtb, argv, argc)),
+		   "--dump-dtb file name");
 	FUZZ_CHECK(vm->ncpus >= 1 && vm->ncpus <= MINIVMM_MAX_CPUS, "%u vCPUs", vm->ncpus);
 	FUZZ_CHECK(vm->nr_vcpu_cpus == 0 || vm->nr_vcpu_cpus >= vm->ncpus, "%u pins for %u vCPUs",
 		   vm->nr_vcpu_cpus, vm->ncpus);

@@ -60,6 +60,8 @@ static const struct net_backend_ops fake_backend_ops = {
 	.kind = "fake", .set_offload = fb_set_offload, .set_queue_active = fb_set_queue_active,
 };
 
+static struct net_backend fake_backend;
+
 /* ---- the spec, as a model ------------------------------------------------- */
 
 static bool model_mac_tables(const uint8_t *d, size_t len)
@@ -266,10 +268,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	n.usable_pairs = 1 + fz_u8(&in) % n.nr_pairs;
 	n.features = fz_u64(&in);
 	fb.fail_offload = shape & 0x40;
-	n.backend.ops = &fake_backend_ops;
-	n.backend.nr_queues = n.nr_pairs;
+	n.backend = &fake_backend;
+	memset(&fake_backend, 0, sizeof(fake_backend));
+	n.backend->ops = &fake_backend_ops;
+	n.backend->nr_queues = n.nr_pairs;
 	for (unsigned p = 0; p < n.nr_pairs; p++) {
-		n.backend.fd[p] = -1;
 		n.qp[p].tx.kick_fd = -1;   /* the workers' wake-up: nobody listens here */
 	}
 	static const uint8_t mac[6] = { 0x02, 0x4d, 0x00, 0x11, 0x22, 0x33 };

@@ -359,7 +359,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s.accept_mode = mode >> 2;
 	s.guest = (struct net_guest){ .ops = &ops, .opaque = &s, .signal = on_signal, .fail = on_fail,
 				      .rx_accept = (mode & 2) ? on_accept : NULL, .log = on_log };
-	s.qp = (struct net_queue_pair){ .guest = &s.guest, .fd = -1, .vnet_hdr_len = HDR,
+	static struct net_queue_io io;
+	io = (struct net_queue_io){ .fd = -1 };
+	s.qp = (struct net_queue_pair){ .guest = &s.guest, .io = &io, .vnet_hdr_len = HDR,
 					.mrg_rxbuf = mode & 1, .rx_ring_size = s.rx.size,
 					.active = true };
 	/* The largest frame: a 1500-byte MTU, a 64 KiB GSO frame, or small. */

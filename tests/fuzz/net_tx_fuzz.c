@@ -190,7 +190,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	s.guest = (struct net_guest){ .ops = &fuzz_ring_ops, .opaque = &s, .signal = on_signal,
 				      .fail = on_fail };
-	s.qp = (struct net_queue_pair){ .guest = &s.guest, .fd = null_fd, .vnet_hdr_len = HDR,
+	static struct net_queue_io io;
+	io = (struct net_queue_io){ .fd = null_fd };
+	s.qp = (struct net_queue_pair){ .guest = &s.guest, .io = &io, .vnet_hdr_len = HDR,
 					.rx_ring_size = s.tx.size, .active = true };
 	s.qp.tx = (struct net_ring){ .ring = &s.tx.q, .kick_fd = -1 };
 	s.dp = dp_queue_create(&s.qp);

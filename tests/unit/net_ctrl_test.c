@@ -40,6 +40,8 @@ static const struct net_backend_ops fake_backend_ops = {
 	.kind = "fake", .set_offload = fb_set_offload, .set_queue_active = fb_set_queue_active,
 };
 
+static struct net_backend fake_backend;
+
 static const uint8_t dev_mac[6] = { 0x02, 0x4d, 1, 2, 3, 4 };
 
 /* An activated device with `pairs` pairs, all usable, and these features. */
@@ -54,10 +56,10 @@ static struct virtio_net *make_net(unsigned pairs, uint64_t features)
 	n->active_pairs = 1;
 	n->activated = true;
 	n->features = features;
-	n->backend.ops = &fake_backend_ops;
-	n->backend.nr_queues = pairs;
+	n->backend = &fake_backend;
+	n->backend->ops = &fake_backend_ops;
+	n->backend->nr_queues = pairs;
 	for (unsigned p = 0; p < pairs; p++) {
-		n->backend.fd[p] = -1;
 		n->qp[p].tx.kick_fd = -1;   /* the workers' wake-up: nobody listens */
 	}
 	memcpy(n->mac, dev_mac, 6);
