@@ -54,7 +54,7 @@ $(FUZZ_BUILD)/obj/%.o: %.c | $(FUZZ_DEPS_OK)
 # (nor the speed). Still under the sanitizers.
 $(FUZZ_COMMON): tests/fuzz/fuzz_common.c | $(FUZZ_DEPS_OK)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(filter-out -fsanitize=fuzzer-no-link,$(FUZZ_CFLAGS)) -c -o $@ $<
+	$(FUZZ_CC) $(filter-out -fsanitize=fuzzer-no-link -O1,$(FUZZ_CFLAGS)) -O2 -c -o $@ $<
 
 $(FUZZ_LIB): $(FUZZ_LIB_OBJS)
 	@rm -f $@

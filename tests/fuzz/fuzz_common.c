@@ -476,13 +476,12 @@ void fuzz_vq_check_writes(struct fuzz_vq *v)
 		if (memcmp(v->shadow[r], v->g->buf[r], v->g->size[r]) == 0)
 			continue;
 		for (size_t off = 0; off < v->g->size[r]; off++) {
-			/* Whole words first: most of memory is unchanged. */
-			uint64_t a, b;
-			if (off % 8 == 0 && off + 8 <= v->g->size[r]) {
-				memcpy(&a, v->shadow[r] + off, 8);
-				memcpy(&b, v->g->buf[r] + off, 8);
-				if (a == b) {
-					off += 7;
+			/* Whole blocks first: most of memory is unchanged, and
+			 * libc's memcmp is much faster than a byte loop. */
+			if (off % 256 == 0) {
+				size_t n = v->g->size[r] - off < 256 ? v->g->size[r] - off : 256;
+				if (memcmp(v->shadow[r] + off, v->g->buf[r] + off, n) == 0) {
+					off += n - 1;
 					continue;
 				}
 			}
