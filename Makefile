@@ -7,6 +7,8 @@
 #   make SAN=address,undefined test   the same under ASan/UBSan
 #   make soak       minutes of full-rate traffic both ways on every queue,
 #                   every frame accounted for (not part of make test)
+#   make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60) each
+#   make fuzz-smoke every libFuzzer target briefly (part of make test)
 #   make STATIC=1   one self-contained static binary
 #   make install PREFIX=/usr/local DESTDIR=   the program, libminivmm (static
 #                   and shared), its header, pkg-config file and man page
@@ -28,11 +30,14 @@ STATIC  ?=
 
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
-CFLAGS  ?= -O2 -g
-CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wpointer-arith \
+# Language, warnings and include paths: every build of the project's code
+# uses these (the fuzz build in tests/fuzz/fuzz.mk too, with clang).
+PROJECT_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wpointer-arith \
            -Wmissing-prototypes -Wstrict-prototypes -Wformat=2 \
            -D_GNU_SOURCE -I. -Iinclude -MMD -MP \
            -DMINIVMM_VERSION='"$(VERSION)"'
+CFLAGS  ?= -O2 -g
+CFLAGS  += $(PROJECT_CFLAGS)
 LDLIBS  += -luring -lfdt -lxdp -lbpf -lseccomp -lpthread
 
 ifneq ($(SAN),)
@@ -91,10 +96,12 @@ DEPS_OK   := $(BUILD)/.deps-build
 
 .DEFAULT_GOAL := all
 
-# Fragments that define TESTGUEST, NETPEER, TEST_TOOLS and RAWNET, needed by the rules below.
+# Fragments that define TESTGUEST, NETPEER, TEST_TOOLS and RAWNET, needed by the
+# rules below, and the libFuzzer targets (make fuzz, fuzz-smoke, fuzz-merge).
 include guest-images/testguest/testguest.mk
 include tests/tools/tools.mk
 include bench/bench.mk
+include tests/fuzz/fuzz.mk
 
 .PHONY: all deps demo test unit-test integration-test uring-variants-test san-test tsan-test tsan-integration-test linux-test install clean \
         bench bench-quick bench-smoke soak
@@ -229,9 +236,9 @@ tsan-integration-test: $(BIN) testguest $(TEST_TOOLS)
 # depends on what happens to be on the machine; then every suite runs (a
 # failure does not stop the rest) and the closing lines sum them up.
 test:
-	scripts/install-deps.sh build unit test linux bench
+	scripts/install-deps.sh build unit test linux bench fuzz
 	$(MAKE) all
-	BUILD=$(BUILD) MAKE="$(MAKE)" tests/run-all.sh unit-test integration-test uring-variants-test san-test tsan-test linux-test bench-smoke
+	BUILD=$(BUILD) MAKE="$(MAKE)" tests/run-all.sh unit-test integration-test uring-variants-test san-test tsan-test fuzz-smoke linux-test bench-smoke
 
 # The soak (docs/soak.md): full-rate UDP both ways on every queue pair over
 # tap (io_uring, epoll) and the packet backend (rx=ring; io_uring, epoll),
@@ -279,6 +286,6 @@ endif
 	install -D -m 0644 docs/minivmm.1 $(DESTDIR)$(MANDIR)/man1/minivmm.1
 
 clean:
-	rm -rf build build-san build-static
+	rm -rf build build-san build-static $(FUZZ_BUILD)
 
 -include $(LIB_OBJS:.o=.d) $(PROG_OBJS:.o=.d) $(UNIT_OBJS:.o=.d)

@@ -10,7 +10,8 @@
 
 struct vmm_err {
 	int code;        /* positive errno value, 0 when no error was set */
-	char msg[512];   /* one line, no trailing newline */
+	char msg[512];   /* one line, no trailing newline: control characters
+			  * in what it quotes are shown escaped (\n, \x1b) */
 };
 
 /* Record an error and return -code, so callers can write

@@ -104,7 +104,10 @@ uint64_t bzimage_kernel_end(const struct bzimage_info *info, uint64_t load_addr)
 		if (aligned > run)
 			run = aligned;
 	}
-	uint64_t end = run + info->init_size;
+	/* pref_address is the file's 64-bit word: the sum may not fit. */
+	uint64_t end;
+	if (__builtin_add_overflow(run, info->init_size, &end))
+		return UINT64_MAX;
 	uint64_t image_end = load_addr + info->kernel_size;
 	return end > image_end ? end : image_end;
 }
@@ -136,6 +139,10 @@ int bzimage_load(const struct guest_mem *mem, const struct boot_request *req,
 
 	uint64_t low_end = guest_mem_low_end(mem);
 	uint64_t kernel_end = bzimage_kernel_end(&info, BOOT_BZIMAGE_LOAD);
+	if (kernel_end == UINT64_MAX)
+		return vmm_err_set(err, ENOEXEC,
+				   "%s: pref_address 0x%llx + init_size 0x%x runs past the end of the address space",
+				   name, (unsigned long long)info.pref_address, info.init_size);
 	if (kernel_end > low_end)
 		return vmm_err_set(err, ENOMEM,
 				   "%s: kernel needs RAM up to 0x%llx (init_size 0x%x) but RAM below the MMIO hole ends at 0x%llx",
@@ -156,6 +163,12 @@ int bzimage_load(const struct guest_mem *mem, const struct boot_request *req,
 		hdr_len = offsetof(struct boot_params, _pad7) + sizeof(zp._pad7) - SETUP_HEADER_OFF;
 	memcpy((uint8_t *)&zp + SETUP_HEADER_OFF, req->kernel + SETUP_HEADER_OFF, hdr_len);
 
+	/* Fields the boot loader writes come from the file too: clear the ones
+	 * we may not set below, or the kernel would look for an initrd or a
+	 * setup_data list the file's bytes make up. */
+	zp.hdr.ramdisk_image = 0;
+	zp.hdr.ramdisk_size = 0;
+	zp.hdr.setup_data = 0;
 	zp.hdr.type_of_loader = LOADER_UNDEFINED;
 	zp.hdr.loadflags |= CAN_USE_HEAP;   /* LOADED_HIGH stays set */
 	zp.hdr.heap_end_ptr = SETUP_HEAP_END;

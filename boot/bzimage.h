@@ -44,6 +44,8 @@ int bzimage_parse(const uint8_t *image, size_t size, const char *name,
  * kernel_alignment, pref_address) when relocatable, pref_address otherwise,
  * and needs init_size bytes from there. The initrd goes above this. */
 uint64_t bzimage_kernel_end(const struct bzimage_info *info, uint64_t load_addr);
+/* (UINT64_MAX when that end does not fit in 64 bits: pref_address is
+ * whatever the file says.) */
 
 /* Load req->kernel (a bzImage), the initrd and command line, and write the
  * zero page; fill entry for BOOT_MODE_LONG64. Does not write the MP table

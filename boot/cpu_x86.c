@@ -99,18 +99,27 @@ unsigned cpu_x86_boot_msrs(const struct kvm_cpuid2 *cpuid, const struct kvm_msr_
 	return n;
 }
 
+/* struct kvm_msrs ends in a flexible array: a union gives it room for n
+ * entries (a struct member after it is a GNU extension that clang rejects
+ * under -Werror). */
+#define KVM_MSRS_WITH_ROOM(n) \
+	union { \
+		struct kvm_msrs hdr; \
+		uint8_t room[sizeof(struct kvm_msrs) + (n) * sizeof(struct kvm_msr_entry)]; \
+	}
+
 int cpu_x86_get_msr(int vcpu_fd, uint32_t index, uint64_t *value, struct vmm_err *err)
 {
-	struct {
-		struct kvm_msrs hdr;
-		struct kvm_msr_entry entry;
-	} m = { .hdr.nmsrs = 1, .entry.index = index };
+	KVM_MSRS_WITH_ROOM(1) m;
+	memset(&m, 0, sizeof(m));
+	m.hdr.nmsrs = 1;
+	m.hdr.entries[0].index = index;
 	int done = ioctl(vcpu_fd, KVM_GET_MSRS, &m);
 	if (done < 0)
 		return vmm_err_sys(err, errno, "KVM_GET_MSRS 0x%x", index);
 	if (done != 1)
 		return vmm_err_set(err, EINVAL, "KVM_GET_MSRS refused MSR 0x%x", index);
-	*value = m.entry.data;
+	*value = m.hdr.entries[0].data;
 	return 0;
 }
 
@@ -123,12 +132,9 @@ int cpu_x86_set_msrs(int vcpu_fd, const struct kvm_cpuid2 *cpuid, const struct k
 		if (rc)
 			return rc;
 	}
-	struct {
-		struct kvm_msrs hdr;
-		struct kvm_msr_entry entry[CPU_X86_BOOT_MSRS];
-	} m;
+	KVM_MSRS_WITH_ROOM(CPU_X86_BOOT_MSRS) m;
 	memset(&m, 0, sizeof(m));
-	m.hdr.nmsrs = cpu_x86_boot_msrs(cpuid, listed, misc_enable, m.entry);
+	m.hdr.nmsrs = cpu_x86_boot_msrs(cpuid, listed, misc_enable, m.hdr.entries);
 	if (m.hdr.nmsrs == 0)
 		return 0;
 	int done = ioctl(vcpu_fd, KVM_SET_MSRS, &m);
@@ -136,7 +142,7 @@ int cpu_x86_set_msrs(int vcpu_fd, const struct kvm_cpuid2 *cpuid, const struct k
 		return vmm_err_sys(err, errno, "KVM_SET_MSRS");
 	if ((unsigned)done != m.hdr.nmsrs)
 		return vmm_err_set(err, EINVAL, "KVM_SET_MSRS refused MSR 0x%x",
-				   m.entry[done].index);
+				   m.hdr.entries[done].index);
 	return 0;
 }
 

@@ -111,7 +111,8 @@ unsigned cpuid_tables_for(enum cpuid_vendor v, const struct cpuid_table *out[2])
 void cpuid_host_brand(uint32_t brand[12])
 {
 	memset(brand, 0, 12 * sizeof(brand[0]));
-	if (__get_cpuid_max(0x80000000, NULL) < 0x80000004)
+	/* gcc's <cpuid.h> returns unsigned, clang's int: compare as unsigned. */
+	if ((unsigned)__get_cpuid_max(0x80000000, NULL) < 0x80000004)
 		return;
 	for (unsigned i = 0; i < 3; i++)
 		__cpuid(0x80000002 + i, brand[i * 4], brand[i * 4 + 1], brand[i * 4 + 2],

@@ -10,6 +10,9 @@
 #   linux  build the nested Linux test environment (kernels, initramfs)
 #   bench  run the benchmark (QEMU as the comparison peer, gnuplot, libxdp and
 #          libbpf for bench/rawnet's AF_XDP ceilings)
+#   fuzz   build and run the libFuzzer targets (clang; libclang-rt-14-dev holds
+#          libclang_rt.fuzzer and the sanitizer runtimes, only a Recommends of
+#          clang's, so it is listed explicitly)
 # Quick when nothing is missing: it asks dpkg first and runs apt-get only for
 # what is absent.
 set -eu
@@ -20,6 +23,7 @@ pkgs_unit="linux-image-amd64"
 pkgs_test="iproute2 iputils-ping qemu-system-x86 python3 device-tree-compiler man-db gdb procps"
 pkgs_bench="qemu-system-x86 qemu-system-data gnuplot-nox python3 iproute2 ethtool iperf3 busybox-static \
  libxdp-dev libbpf-dev"
+pkgs_fuzz="clang libclang-rt-14-dev"
 pkgs_linux="qemu-system-x86 qemu-system-data busybox-static linux-image-amd64 linux-source-6.1 \
  flex bison bc libelf-dev libssl-dev lz4 cpio xz-utils kmod iperf3 ethtool iproute2 python3"
 
@@ -32,7 +36,8 @@ for purpose in "$@"; do
 	test)  want="$want $pkgs_build $pkgs_test" ;;
 	linux) want="$want $pkgs_build $pkgs_linux" ;;
 	bench) want="$want $pkgs_build $pkgs_test $pkgs_bench" ;;
-	*) echo "install-deps.sh: unknown purpose '$purpose' (build, unit, test, linux, bench)" >&2; exit 2 ;;
+	fuzz)  want="$want $pkgs_build $pkgs_fuzz" ;;
+	*) echo "install-deps.sh: unknown purpose '$purpose' (build, unit, test, linux, bench, fuzz)" >&2; exit 2 ;;
 	esac
 done
 

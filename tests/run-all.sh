@@ -4,20 +4,20 @@
 # repeat each suite's own summary (with the nested Linux re-runs, if any) and
 # the exit status is non-zero if any suite failed.
 #
-#   tests/run-all.sh [SUITE...]     default: unit-test integration-test uring-variants-test san-test tsan-test linux-test bench-smoke
+#   tests/run-all.sh [SUITE...]     default: unit-test integration-test uring-variants-test san-test tsan-test fuzz-smoke linux-test bench-smoke
 # Environment: BUILD (build directory, default build); MAKE (default make).
 set -u
 cd "$(dirname "$0")/.."
 build=${BUILD:-build}
 make=${MAKE:-make}
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(unit-test integration-test uring-variants-test san-test tsan-test linux-test bench-smoke)
+[ ${#suites[@]} -gt 0 ] || suites=(unit-test integration-test uring-variants-test san-test tsan-test fuzz-smoke linux-test bench-smoke)
 logs=$build/test-logs
 mkdir -p "$logs"
 
 # summary_of LOG: the lines in which a suite reports its totals.
 summary_of() {
-	grep -E '^\[====\] Synthesis:|^[0-9]+ passed, [0-9]+ failed|^bench check:' "$1" |
+	grep -E '^\[====\] Synthesis:|^[0-9]+ passed, [0-9]+ failed|^bench check:|^fuzz[ :]' "$1" |
 		sed -E 's/^\[====\] Synthesis: /unit: /; s/ +$//'
 }
 

@@ -120,6 +120,13 @@ int vnet_link_start(struct virtio_net *n, struct vmm_err *err);
 void vnet_link_stop(struct virtio_net *n);
 void vnet_backend_lost(void *opaque, unsigned qp, int err);
 
+/* One control command, as the control thread serves it: gather the chain's
+ * readable part (class, command, data), apply it to n, write the ack
+ * (VIRTIO_NET_OK or VIRTIO_NET_ERR) into the chain's first writable byte.
+ * Returns the used length to push: 1 with the ack written, 0 when the chain
+ * has nothing writable. Touches nothing but n, its backend and the chain. */
+uint32_t vnet_ctrl_handle(struct virtio_net *n, const struct guest_chain *c);
+
 /* RX filter decision for a frame's destination MAC (net_ctrl.c). */
 bool vnet_filter_accepts(struct vnet_rx_filter *f, const uint8_t *dst);
 

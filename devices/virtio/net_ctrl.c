@@ -220,26 +220,30 @@ static size_t ctrl_gather(const struct guest_chain *c, uint8_t *buf, size_t size
 	return off;
 }
 
+uint32_t vnet_ctrl_handle(struct virtio_net *n, const struct guest_chain *c)
+{
+	uint8_t cmd[CTRL_MAX_COMMAND];
+	size_t len = ctrl_gather(c, cmd, sizeof(cmd));
+	uint8_t ack = len == SIZE_MAX ? VIRTIO_NET_ERR : ctrl_dispatch(n, cmd, len);
+	__atomic_add_fetch(&n->ctrl_commands, 1, __ATOMIC_RELAXED);   /* read by the stats printer */
+	if (ack != VIRTIO_NET_OK)
+		__atomic_add_fetch(&n->ctrl_errors, 1, __ATOMIC_RELAXED);
+	if (!c->nr_writable)
+		return 0;
+	/* The ack is the first byte the device may write; virtq_pop hands out
+	 * no empty segments, so it exists. */
+	*(uint8_t *)c->iov[c->nr_readable].iov_base = ack;
+	return 1;
+}
+
 /* Serve every pending command. Returns false if the ring is broken. */
 static bool ctrl_serve(struct virtio_net *n, struct virtq *q)
 {
 	struct guest_chain c;
-	uint8_t cmd[CTRL_MAX_COMMAND];
 	int rc;
 again:
-	while ((rc = virtq_pop(q, &c)) > 0) {
-		size_t len = ctrl_gather(&c, cmd, sizeof(cmd));
-		uint8_t ack = len == SIZE_MAX ? VIRTIO_NET_ERR : ctrl_dispatch(n, cmd, len);
-		__atomic_add_fetch(&n->ctrl_commands, 1, __ATOMIC_RELAXED);   /* read by the stats printer */
-		if (ack != VIRTIO_NET_OK)
-			__atomic_add_fetch(&n->ctrl_errors, 1, __ATOMIC_RELAXED);
-		uint32_t written = 0;
-		if (c.nr_writable) {
-			*(uint8_t *)guest_chain_writable(&c)[0].iov_base = ack;
-			written = 1;
-		}
-		virtq_push(q, c.head, written);
-	}
+	while ((rc = virtq_pop(q, &c)) > 0)
+		virtq_push(q, c.head, vnet_ctrl_handle(n, &c));
 	/* Drained: ask for the next kick, then look once more (a command
 	 * added before the guest saw our request would get no kick). */
 	if (rc == 0 && virtq_enable_kicks(q))

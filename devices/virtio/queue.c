@@ -146,8 +146,13 @@ int virtq_pop(struct virtq *q, struct guest_chain *chain)
 	 * chain pushed but not yet published is still ours, and a driver cannot
 	 * have reused it (measuring from next_used let a device that holds
 	 * every chain pop one re-posted head per push). Never trips on a
-	 * correct driver. */
-	if ((uint16_t)(avail_idx - q->published_used) > q->size)
+	 * correct driver. And the index never goes back behind what we popped:
+	 * fewer outstanding than we took would have us pop old entries again
+	 * and again (up to 65535 of them) until last_avail wrapped round to it
+	 * (found by the virtq fuzzer). */
+	uint16_t outstanding = (uint16_t)(avail_idx - q->published_used);
+	uint16_t popped = (uint16_t)(q->last_avail - q->published_used);
+	if (outstanding > q->size || outstanding < popped)
 		return virtq_fail(q, VIRTQ_ERR_AVAIL_IDX);
 	/* The acquire load of avail->idx orders the reads below after it. */
 	uint16_t head = q->avail->ring[q->last_avail & (q->size - 1)];
@@ -213,7 +218,7 @@ const char *virtq_error_text(enum virtq_error e)
 {
 	switch (e) {
 	case VIRTQ_OK: return "no error";
-	case VIRTQ_ERR_AVAIL_IDX: return "more buffers available than the queue holds (index jumped, or a head re-posted while in use)";
+	case VIRTQ_ERR_AVAIL_IDX: return "more buffers available than the queue holds (index jumped, or a head re-posted while in use), or the index moved back";
 	case VIRTQ_ERR_HEAD: return "chain head out of range";
 	case VIRTQ_ERR_DESC_ADDR: return "buffer outside guest memory";
 	case VIRTQ_ERR_NEXT: return "next descriptor out of range";

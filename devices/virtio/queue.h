@@ -23,7 +23,8 @@
 
 enum virtq_error {
 	VIRTQ_OK = 0,
-	VIRTQ_ERR_AVAIL_IDX,      /* more than size chains outstanding (avail idx - used idx) */
+	VIRTQ_ERR_AVAIL_IDX,      /* more than size chains outstanding (avail idx - used idx),
+				   * or avail idx back behind what was popped */
 	VIRTQ_ERR_HEAD,           /* head index >= size */
 	VIRTQ_ERR_DESC_ADDR,      /* buffer outside guest RAM or overflowing */
 	VIRTQ_ERR_NEXT,           /* next index out of range */

@@ -305,6 +305,24 @@ Test(bzimage, ignores_the_device_tree)
 	teardown_load(&l);
 }
 
+/* Found by the bzimage fuzzer: the setup header is copied from the file,
+ * loader-written fields included, so stale bytes there announced an initrd
+ * (or setup_data) that was never loaded. */
+Test(bzimage, ramdisk_and_setup_data_fields_of_the_file_do_not_reach_the_kernel)
+{
+	struct loaded l;
+	setup_load(&l, 64 * MiB);
+	hdr_of(l.img)->ramdisk_image = 0x1000000;
+	hdr_of(l.img)->ramdisk_size = 0x12345;
+	hdr_of(l.img)->setup_data = 0x7777000;
+	cr_assert_eq(bzimage_load(&l.mem, &l.req, &l.entry, &l.err), 0, "%s", l.err.msg);
+	struct boot_params *zp = zero_page(&l);
+	cr_expect_eq(zp->hdr.ramdisk_image, 0, "no initrd given, none announced");
+	cr_expect_eq(zp->hdr.ramdisk_size, 0);
+	cr_expect_eq(zp->hdr.setup_data, 0, "no setup_data list");
+	teardown_load(&l);
+}
+
 Test(bzimage, initrd_goes_high_below_initrd_addr_max_and_page_aligned)
 {
 	struct loaded l;
@@ -364,6 +382,22 @@ Test(bzimage, rejects_init_size_beyond_guest_ram)
 	cr_expect_eq(bzimage_load(&l.mem, &l.req, &l.entry, &l.err), -ENOMEM);
 	cr_expect_str_eq(l.err.msg,
 			 "bz: kernel needs RAM up to 0x1400000 (init_size 0x400000) but RAM below the MMIO hole ends at 0x1000000");
+	teardown_load(&l);
+}
+
+/* Found by the bzimage fuzzer: pref_address + init_size wrapped around, so
+ * a kernel claiming memory past 2^64 passed the "fits in RAM" check. */
+Test(bzimage, rejects_pref_address_plus_init_size_past_the_address_space)
+{
+	struct loaded l;
+	setup_load(&l, 64 * MiB);
+	hdr_of(l.img)->pref_address = 0xffffffffffffff00ull;
+	hdr_of(l.img)->init_size = 0x200100;
+	cr_expect_eq(bzimage_load(&l.mem, &l.req, &l.entry, &l.err), -ENOEXEC);
+	cr_expect_str_eq(l.err.msg, "bz: pref_address 0xffffffffffffff00 + init_size 0x200100 runs "
+				    "past the end of the address space");
+	hdr_of(l.img)->relocatable_kernel = 0;
+	cr_expect_eq(bzimage_load(&l.mem, &l.req, &l.entry, &l.err), -ENOEXEC, "not relocatable either");
 	teardown_load(&l);
 }
 

@@ -248,3 +248,16 @@ Test(cli, seccomp_modes_and_drop_caps)
 	cr_assert_eq(PARSE(&o, &e, "--seccomp-list"), 0, "needs no kernel");
 	cr_assert(o.seccomp_list);
 }
+
+/* Found by the cli fuzzer: an argument holding a newline made a two-line
+ * error (the message quotes it). */
+Test(cli, an_error_quoting_an_argument_with_a_newline_is_one_line)
+{
+	struct cli_options o;
+	struct vmm_err e = { 0 };
+	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "stray\nline"), 0);
+	cr_assert_null(strchr(e.msg, '\n'), "%s", e.msg);
+	cr_assert_str_eq(e.msg, "unexpected argument 'stray\\nline'");
+	cr_assert_lt(PARSE(&o, &e, "--net", "tap=x,bogus\x1b[2J=1"), 0);
+	cr_assert_null(strchr(e.msg, '\x1b'), "%s", e.msg);
+}

@@ -54,6 +54,7 @@ static void drv_start_at(struct drv *d, uint16_t idx)
 {
 	d->q.last_avail = idx;
 	d->q.next_used = idx;
+	d->q.published_used = idx;
 	d->used->idx = idx;
 	d->avail_idx = idx;
 	d->avail->idx = idx;
@@ -890,6 +891,40 @@ Test(virtq, indices_wrap_past_65535)
 	cr_assert_eq(d.used->idx, 6);
 	cr_assert_eq(d.q.last_avail, 6);
 	cr_assert_eq(d.q.next_used, 6);
+	cr_assert_eq(d.q.error, VIRTQ_OK);
+	drv_done(&d);
+}
+
+/* Found by the virtq fuzzer: an avail index moved back behind what the
+ * device had popped (but within size of what it had used) passed the check,
+ * and the device popped the same entries again, more chains than the queue
+ * has, until last_avail wrapped round to the index. */
+Test(virtq, rejects_an_avail_index_moved_back_behind_what_was_popped)
+{
+	struct drv d;
+	struct guest_chain c;
+	drv_init(&d, 4, false, false);
+	for (uint16_t i = 0; i < 4; i++) {
+		set_desc(d.desc, i, BUF_GPA, 8, VRING_DESC_F_WRITE, 0);
+		drv_offer(&d, i);
+	}
+	cr_assert_eq(virtq_pop(&d.q, &c), 1);
+	cr_assert_eq(virtq_pop(&d.q, &c), 1);
+	cr_assert_eq(virtq_pop(&d.q, &c), 1);
+	d.avail->idx = 2;   /* back behind last_avail (3), nothing used yet */
+	expect_broken(&d, VIRTQ_ERR_AVAIL_IDX);
+	cr_assert_eq(d.q.last_avail, 3, "nothing popped past the index");
+	drv_done(&d);
+
+	/* Moving back to exactly what was popped is an empty ring, not an error. */
+	drv_init(&d, 4, false, false);
+	for (uint16_t i = 0; i < 4; i++) {
+		set_desc(d.desc, i, BUF_GPA, 8, VRING_DESC_F_WRITE, 0);
+		drv_offer(&d, i);
+	}
+	cr_assert_eq(virtq_pop(&d.q, &c), 1);
+	d.avail->idx = 1;
+	cr_assert_eq(virtq_pop(&d.q, &c), 0);
 	cr_assert_eq(d.q.error, VIRTQ_OK);
 	drv_done(&d);
 }
