@@ -33,6 +33,23 @@ bool log_limit_take(struct log_limit *l, uint64_t now_ns, unsigned *suppressed)
 	return ok;
 }
 
+uint64_t log_limit_pace(struct log_limit *l, uint64_t now_ns)
+{
+	pthread_mutex_lock(&l->lock);
+	uint64_t tat = l->next_ns > now_ns ? l->next_ns : now_ns;
+	uint64_t allowed_at = tat + l->interval_ns > l->burst_ns ? tat + l->interval_ns - l->burst_ns : 0;
+	l->next_ns = tat + l->interval_ns;
+	pthread_mutex_unlock(&l->lock);
+	return allowed_at > now_ns ? allowed_at - now_ns : 0;
+}
+
+void log_limit_unpace(struct log_limit *l)
+{
+	pthread_mutex_lock(&l->lock);
+	l->next_ns = l->next_ns > l->interval_ns ? l->next_ns - l->interval_ns : 0;
+	pthread_mutex_unlock(&l->lock);
+}
+
 uint64_t log_limit_now_ns(void)
 {
 	struct timespec ts;

@@ -26,6 +26,14 @@ void log_limit_destroy(struct log_limit *l);
  * before it (then reset); if not, the line is counted as held back. */
 bool log_limit_take(struct log_limit *l, uint64_t now_ns, unsigned *suppressed);
 
+/* The same bucket as a pace for an action that must happen, only not too
+ * often: takes the next slot and returns how long to wait for it (0: now).
+ * Never refuses; calls that come faster than the rate wait longer. */
+uint64_t log_limit_pace(struct log_limit *l, uint64_t now_ns);
+/* Give back a slot log_limit_pace took for an action that then did not
+ * happen, so that those queued behind it move up. */
+void log_limit_unpace(struct log_limit *l);
+
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t log_limit_now_ns(void);
 

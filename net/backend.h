@@ -21,6 +21,7 @@
 
 #include "base/error.h"
 #include "base/guest_mem.h"
+#include "base/log_limit.h"
 #include "base/machine.h"
 
 #define NET_BACKEND_MAX_QUEUES 16
@@ -77,6 +78,13 @@ struct net_queue_io {
 	 * Either may be NULL. */
 	int (*start)(struct net_queue_io *io, struct dp_queue *dp, struct vmm_err *err);
 	void (*stop)(struct net_queue_io *io, struct dp_queue *dp);
+	/* A start that costs in proportion to the guest's RAM (an AF_XDP bind
+	 * over a UMEM of all of it) is paced by the backend's limiter: a guest
+	 * that resets and activates its device in a loop gets a burst of starts
+	 * at once, then its workers wait their turn before start, and a reset
+	 * that comes first stops them before they cost anything. NULL: start
+	 * at once. */
+	struct log_limit *start_pace;
 	void *priv;                /* the backend's state for this queue */
 	/* The engine must keep no reference to fd beyond its operations in
 	 * flight: the io_uring engine does not register it as a fixed file.

@@ -12,12 +12,36 @@
 #include <time.h>
 #include <unistd.h>
 
+#define START_PACE_SLICE_NS  (5 * 1000000ull)
+
+/* Wait for a paced start's turn, in short sleeps so that a stop ends the
+ * wait (the device's reset joins this thread). False: stop came first. */
+static bool net_worker_wait_turn(struct net_worker *w, struct log_limit *pace)
+{
+	uint64_t left = log_limit_pace(pace, log_limit_now_ns());
+	while (left > 0) {
+		if (__atomic_load_n(&w->stop_requested, __ATOMIC_ACQUIRE)) {
+			log_limit_unpace(pace);   /* the starts queued behind move up */
+			return false;
+		}
+		uint64_t slice = left < START_PACE_SLICE_NS ? left : START_PACE_SLICE_NS;
+		struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)slice };
+		nanosleep(&ts, NULL);
+		left -= slice;
+	}
+	return !__atomic_load_n(&w->stop_requested, __ATOMIC_ACQUIRE);
+}
+
 /* The backend's per-queue start/stop hooks, on this thread, around the loop. */
 static int net_worker_start_queues(struct net_worker *w)
 {
 	for (unsigned i = 0; i < w->nr_qps; i++) {
 		struct net_queue_io *io = w->qp[i]->io;
 		struct vmm_err err = { 0 };
+		if (io->start_pace && !net_worker_wait_turn(w, io->start_pace)) {
+			w->nr_started = i;
+			return 1;   /* stopped before it started: not an error */
+		}
 		if (io->start && io->start(io, w->qp[i]->dp, &err) < 0) {
 			snprintf(w->error, sizeof(w->error), "queue pair %u: %s", w->qp[i]->index, err.msg);
 			w->nr_started = i;
@@ -61,7 +85,9 @@ static void *net_worker_main(void *arg)
 	pthread_setname_np(pthread_self(), w->cfg.name);
 	__atomic_store_n(&w->tid, (int)gettid(), __ATOMIC_RELEASE);
 	int rc = net_worker_start_queues(w);
-	if (rc == 0)
+	if (rc > 0)
+		rc = 0;   /* stopped while a paced start waited: no loop to run */
+	else if (rc == 0)
 		rc = w->cfg.engine == NET_ENGINE_EPOLL ? net_worker_run_epoll(w) : net_worker_run_uring(w);
 	net_worker_stop_queues(w);
 	net_worker_report_end(w, rc);
@@ -145,6 +171,7 @@ void net_worker_stop(struct net_worker *w)
 		return;
 	if (w->started) {
 		uint64_t one = 1;
+		__atomic_store_n(&w->stop_requested, true, __ATOMIC_RELEASE);
 		if (write(w->stop_fd, &one, sizeof(one)) < 0) {
 			/* eventfd writes fail only on overflow: already signalled */
 		}

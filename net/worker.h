@@ -60,6 +60,7 @@ struct net_worker {
 	struct net_queue_pair *qp[NET_WORKER_MAX_QPS];
 	unsigned nr_qps;
 	int stop_fd;            /* eventfd: leave the loop */
+	bool stop_requested;    /* atomic; also ends a paced start's wait */
 	pthread_t thread;
 	bool started;
 	int tid;                /* for /proc statistics */

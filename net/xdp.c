@@ -67,7 +67,14 @@ static uint32_t pow2_at_least(uint32_t n)
 static int xdp_choose_geometry(struct xdp_backend *xb, struct vmm_err *err)
 {
 	uint32_t frame = xb->zero_copy ? (xb->iface.mtu + ETH_PAD + 127) / 128 * 128 : xb->mtu + ETH_VLAN_HDR;
-	if (xdp_geometry_for(frame, &xb->geo) == 0)
+	/* Copy mode: page-sized chunks (the frame still lands right after the
+	 * header; the kernel writes nothing of the chunk before it). Every bind
+	 * sets up a buffer per chunk of the UMEM, so half as many chunks halve
+	 * what a (re)activation costs (~15 -> ~8 ms of CPU for 256 MiB). Zero
+	 * copy keeps the smallest: its chunks may not cross a page, so a 4 KiB
+	 * one would bounce every guest buffer that does not start one. */
+	uint32_t min_chunk = xb->zero_copy ? XDP_CHUNK_MIN : XDP_CHUNK_MAX;
+	if (xdp_geometry_for(frame, min_chunk, &xb->geo) == 0)
 		return 0;
 	return vmm_err_set(err, EINVAL,
 			   "xdp backend: %u-byte frames do not fit an AF_XDP chunk (at most %u bytes after the kernel's %u of headroom): lower the %s to %u at most",
@@ -359,6 +366,7 @@ static void xdp_destroy(struct net_backend *b)
 	if (xb->ethtool_fd >= 0)
 		close(xb->ethtool_fd);
 	pthread_mutex_destroy(&xb->lock);
+	log_limit_destroy(&xb->start_pace);
 	free(xb);
 }
 
@@ -400,6 +408,7 @@ int xdp_backend_create(const struct net_backend_config *cfg, struct net_backend 
 	if (!xb)
 		return vmm_err_set(err, ENOMEM, "out of memory for an xdp backend");
 	pthread_mutex_init(&xb->lock, NULL);
+	log_limit_init(&xb->start_pace, XDP_START_BURST(cfg->queues), XDP_START_GAP_NS);
 	xb->ethtool_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);   /* -1: no RSS steering */
 	xb->prog = (struct xdp_prog){ .prog_fd = -1, .map_fd = -1, .link_fd = -1 };
 	xb->base.ops = &xdp_backend_ops;

@@ -29,6 +29,13 @@
 #define XDP_TX_BOUNCE    64u    /* and for guest frames split over segments */
 #define XDP_CHUNK_MAX    4096u  /* the kernel's largest chunk (PAGE_SIZE); bounce chunks are this far apart */
 #define XDP_CHUNK_MIN    2048u  /* XDP_UMEM_MIN_CHUNK_SIZE */
+/* Queue starts (socket binds) pass at once up to a burst, then one per gap:
+ * a guest resetting its device in a loop costs the workers at most one
+ * bind (~8 ms of CPU for 256 MiB of RAM) four times a second. The burst
+ * holds what a driver does at once: activate every queue, then restart
+ * them for VQ_PAIRS_SET (a paced start would leave its queue deaf). */
+#define XDP_START_BURST(queues)   (2u * (queues) + 1u)
+#define XDP_START_GAP_NS  (250 * 1000000ull)
 #define XDP_VNET_HDR     12u    /* struct virtio_net_hdr_v1 */
 #define XDP_ETH_HLEN     14u
 #define XDP_BOUNCE_TAG   0x80000000u   /* RX table value: a bounce chunk, not a guest slot */
@@ -205,8 +212,9 @@ struct xdp_geometry {
 
 /* xdp_geometry.c: the chunk size and headroom that make the kernel's
  * largest frame (chunk_size - headroom - XDP_PACKET_HEADROOM) exactly
- * frame_len, with chunks of 2 to 4 KiB. -EINVAL if frame_len needs more. */
-int xdp_geometry_for(uint32_t frame_len, struct xdp_geometry *g);
+ * frame_len, with chunks of min_chunk (2 or 4 KiB) to 4 KiB. -EINVAL if
+ * frame_len needs more. */
+int xdp_geometry_for(uint32_t frame_len, uint32_t min_chunk, struct xdp_geometry *g);
 
 /* The fill address that makes the kernel write a frame right after the
  * 12-byte header in a guest buffer at UMEM offset buf with seg_len bytes,
@@ -267,6 +275,10 @@ struct xdp_backend {
 	bool zero_copy;
 	uint8_t *umem_area;         /* guest RAM mapping + tail */
 	uint64_t umem_len;
+	/* Binding a queue's socket costs in proportion to the UMEM (the kernel
+	 * sets up a buffer pool over all of guest RAM: ~15 ms of CPU for
+	 * 256 MiB): the workers' starts are paced (net_queue_io.start_pace). */
+	struct log_limit start_pace;
 	uint8_t *tail;              /* our part of the tail: every queue's bounce chunks */
 	struct xdp_geometry geo;
 	struct xsk_sizes sizes;

@@ -22,12 +22,12 @@
 
 #include <errno.h>
 
-int xdp_geometry_for(uint32_t frame_len, struct xdp_geometry *g)
+int xdp_geometry_for(uint32_t frame_len, uint32_t min_chunk, struct xdp_geometry *g)
 {
 	uint32_t need = frame_len + XDP_PACKET_HEADROOM;
-	if (frame_len == 0 || need > XDP_CHUNK_MAX)
+	if (frame_len == 0 || need > XDP_CHUNK_MAX || min_chunk < XDP_CHUNK_MIN || min_chunk > XDP_CHUNK_MAX)
 		return -EINVAL;
-	uint32_t chunk = need < XDP_CHUNK_MIN ? XDP_CHUNK_MIN : need;
+	uint32_t chunk = need < min_chunk ? min_chunk : need;
 	*g = (struct xdp_geometry){ .chunk_size = chunk, .frame_len = frame_len,
 				    .headroom = chunk - need, .data_off = chunk - frame_len };
 	return 0;

@@ -529,6 +529,7 @@ void xdp_queue_io_setup(struct xdp_backend *xb, unsigned q)
 		.rx_poll_limit_us = XDP_ERROR_CHECK_NS / 1000,
 		/* stop closes the socket and gives its buffers back: nothing may hold it. */
 		.not_fixed = true,
+		.start_pace = &xb->start_pace,
 	};
 }
 

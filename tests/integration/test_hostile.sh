@@ -145,7 +145,7 @@ hostile_run() {
 	fi
 	if [[ $flags == *,cpu,* ]] && ! hv_cpu_ok "$HOSTILE_CPU_LIMIT"; then
 		hv_keep "$OUT"
-		fail "[$NET_OPT] the workers spun while the guest misbehaved (limit $HOSTILE_CPU_LIMIT of a core): $CPU_LINE"
+		fail "[$NET_OPT] the workers spun while the guest misbehaved (limit $HOSTILE_CPU_LIMIT of a core + $(hv_start_cpu) s per worker start): $CPU_LINE"
 		return 1
 	fi
 	hostile_kind_checks "$test" "$nr_seen" "$variant" ||

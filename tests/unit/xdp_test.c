@@ -9,7 +9,7 @@ Test(xdp, geometry_makes_the_largest_frame_exactly_the_mtus)
 	for (uint32_t mtu = 68; mtu + 18 + XDP_PACKET_HEADROOM <= XDP_CHUNK_MAX; mtu++) {
 		struct xdp_geometry g;
 		uint32_t frame = mtu + 18;
-		cr_assert_eq(xdp_geometry_for(frame, &g), 0, "MTU %u", mtu);
+		cr_assert_eq(xdp_geometry_for(frame, XDP_CHUNK_MIN, &g), 0, "MTU %u", mtu);
 		cr_assert_geq(g.chunk_size, XDP_CHUNK_MIN);
 		cr_assert_leq(g.chunk_size, XDP_CHUNK_MAX);
 		/* The kernel's frame_len, as xp_create_and_assign_umem computes it. */
@@ -20,13 +20,19 @@ Test(xdp, geometry_makes_the_largest_frame_exactly_the_mtus)
 		cr_assert_lt(g.headroom, g.chunk_size - XDP_PACKET_HEADROOM);
 	}
 	struct xdp_geometry g;
-	cr_assert_eq(xdp_geometry_for(1518, &g), 0);
+	cr_assert_eq(xdp_geometry_for(1518, XDP_CHUNK_MIN, &g), 0);
 	cr_assert_eq(g.chunk_size, 2048);
 	cr_assert_eq(g.headroom, 274);
 	cr_assert_eq(g.data_off, 530, "the offset the kernel reports on the RX ring (measured: 530)");
-	cr_assert_lt(xdp_geometry_for(3822 + 18 + 1, &g), 0, "a frame the largest chunk cannot hold");
-	cr_assert_eq(xdp_geometry_for(3822 + 18, &g), 0);
+	cr_assert_lt(xdp_geometry_for(3822 + 18 + 1, XDP_CHUNK_MIN, &g), 0, "a frame the largest chunk cannot hold");
+	cr_assert_eq(xdp_geometry_for(3822 + 18, XDP_CHUNK_MIN, &g), 0);
 	cr_assert_eq(g.chunk_size, XDP_CHUNK_MAX);
+	/* Copy mode's page-sized chunks: the same frame, more headroom. */
+	cr_assert_eq(xdp_geometry_for(1518, XDP_CHUNK_MAX, &g), 0);
+	cr_assert_eq(g.chunk_size, 4096);
+	cr_assert_eq(g.chunk_size - g.headroom - XDP_PACKET_HEADROOM, 1518);
+	cr_assert_eq(g.data_off, 4096 - 1518);
+	cr_assert_lt(xdp_geometry_for(1518, 1024, &g), 0, "chunks below the kernel's minimum");
 }
 
 /* For every buffer placement and length near the limits: a buffer given to
@@ -38,9 +44,10 @@ Test(xdp, a_posted_buffer_can_take_only_its_own_bytes)
 	const uint64_t umem = 64 * 1024;
 	const uint32_t frames[] = { 86, 1518, 2000, 3840 };
 	const uint64_t lens[] = { 12, 1529, 1530, 1531, 2048, 4096 };
-	for (unsigned f = 0; f < sizeof(frames) / sizeof(frames[0]); f++) {
+	for (unsigned f = 0; f < 2 * sizeof(frames) / sizeof(frames[0]); f++) {
 		struct xdp_geometry g;
-		cr_assert_eq(xdp_geometry_for(frames[f], &g), 0);
+		uint32_t min_chunk = f % 2 ? XDP_CHUNK_MAX : XDP_CHUNK_MIN;
+		cr_assert_eq(xdp_geometry_for(frames[f / 2], min_chunk, &g), 0);
 		for (unsigned zc = 0; zc < 2; zc++) {
 			for (unsigned l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
 				uint64_t len = lens[l];
@@ -76,7 +83,7 @@ Test(xdp, a_posted_buffer_can_take_only_its_own_bytes)
 Test(xdp, a_chunk_never_reaches_past_the_umem)
 {
 	struct xdp_geometry g;
-	cr_assert_eq(xdp_geometry_for(1518, &g), 0);
+	cr_assert_eq(xdp_geometry_for(1518, XDP_CHUNK_MIN, &g), 0);
 	uint64_t a;
 	/* A buffer in the last bytes of a UMEM smaller than its chunk's tail. */
 	cr_assert_not(xdp_rx_chunk_for(&g, 4096 - 1530, 1530, 4096 - 1, false, &a));
