@@ -61,6 +61,11 @@ enum { UART_RBR_THR = 0, UART_IER = 1, UART_IIR_FCR = 2, UART_LCR = 3,
  * writers with room for 256 bytes). */
 #define OUT_CHUNK 256
 #define FLUSH_DELAY_MS 5
+/* Transmits with coalescing allowed but off before it is turned on again:
+ * Linux's tty output turns the THR interrupt on and off per burst, and each
+ * (un)registration costs KVM an SRCU grace period; its console writes run
+ * with IER clear for thousands of bytes at boot. */
+#define COALESCE_AFTER 64
 
 struct serial {
 	pthread_mutex_t lock;
@@ -78,6 +83,11 @@ struct serial {
 	size_t out_len;
 	bool flush_armed;      /* the serial thread flushes within FLUSH_DELAY_MS */
 	int flush_fd;          /* eventfd: arms the serial thread's deferred flush */
+
+	/* KVM queues THR writes (cfg.thr_port) while nothing can tell. */
+	bool coalescing;
+	bool coalesce_unavailable;   /* the machine cannot: never asked again */
+	unsigned quiet_transmits;    /* transmits since coalescing was last allowed */
 
 	bool out_regular;      /* a regular file: writes never wait */
 	bool out_broken;       /* a write failed: output is dropped for good */
@@ -255,8 +265,42 @@ static void serial_output(struct serial *s, uint8_t byte)
 		serial_arm_flush(s);
 }
 
+/* A queued THR write changes nothing the guest can see before its next
+ * access, which exits and so delivers the queue first, as long as it raises
+ * no interrupt (THRI off) and does not feed the receiver (no loopback). */
+static bool serial_coalescing_allowed(const struct serial *s)
+{
+	return !(s->ier & IER_THRI) && !(s->mcr & MCR_LOOP);
+}
+
+static void serial_set_coalescing(struct serial *s, bool on)
+{
+	if (on == s->coalescing || !s->cfg.thr_port || s->coalesce_unavailable)
+		return;
+	int rc = machine_coalesce_pio(s->ev, s->cfg.thr_port, 1, on);
+	if (rc == 0)
+		s->coalescing = on;
+	else if (on)
+		s->coalesce_unavailable = true;   /* e.g. -EOPNOTSUPP: every write exits */
+	/* A failed unregistration leaves it on; the next access retries. */
+}
+
+/* After a register write: stop queueing at once when it would show; queue
+ * again after COALESCE_AFTER transmits once it would not. */
+static void serial_update_coalescing(struct serial *s)
+{
+	if (!serial_coalescing_allowed(s)) {
+		s->quiet_transmits = 0;
+		serial_set_coalescing(s, false);
+	} else if (!s->coalescing && s->quiet_transmits >= COALESCE_AFTER) {
+		serial_set_coalescing(s, true);
+	}
+}
+
 static void serial_transmit(struct serial *s, uint8_t byte)
 {
+	if (s->quiet_transmits < COALESCE_AFTER)
+		s->quiet_transmits++;
 	if (s->mcr & MCR_LOOP)
 		serial_rx_push(s, byte);
 	else
@@ -350,6 +394,7 @@ static void serial_bus_write(void *opaque, uint64_t off, const uint8_t *data, un
 	pthread_mutex_lock(&s->lock);
 	serial_write_reg(s, off & 7, data[0]);
 	serial_update_irq(s);
+	serial_update_coalescing(s);
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -547,6 +592,9 @@ int serial_create(struct serial **out, const struct serial_config *cfg, const st
 	}
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->rx_space, NULL);
+	/* Reset state (IER clear, no loopback): the queue is allowed. */
+	s->quiet_transmits = COALESCE_AFTER;
+	serial_update_coalescing(s);
 	*out = s;
 	return 0;
 }

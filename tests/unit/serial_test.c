@@ -399,3 +399,98 @@ Test(serial, what_is_left_goes_out_when_the_vm_stops)
 	close(u.pipe_out[0]);
 	close(u.pipe_out[1]);
 }
+
+/* ---- queued transmits (machine_coalesce_pio) ---------------------------
+ * KVM may queue THR writes only while nothing the guest can see depends on
+ * each: no THR-empty interrupt, no loopback. */
+
+struct coal_uart {
+	struct serial *s;
+	struct bus_device dev;
+	struct machine ev;
+	int calls;
+	bool on;
+	uint16_t port;
+	int answer;   /* what the machine says: 0 or -EOPNOTSUPP */
+};
+
+static int record_coalesce(void *o, uint16_t port, unsigned len, bool assign)
+{
+	struct coal_uart *u = o;
+	cr_assert_eq(len, 1u, "only the transmit register");
+	u->calls++;
+	u->port = port;
+	if (u->answer == 0)
+		u->on = assign;
+	return u->answer;
+}
+
+static int ignore_irq(void *o, unsigned gsi, int level) { (void)o; (void)gsi; (void)level; return 0; }
+
+static void coal_open(struct coal_uart *u, int answer, uint16_t thr_port)
+{
+	memset(u, 0, sizeof(*u));
+	u->answer = answer;
+	u->ev = (struct machine){ .opaque = u, .request_stop = no_stop, .log = no_log,
+				  .set_irq = ignore_irq, .coalesce_pio = record_coalesce };
+	struct serial_config cfg = { .in_fd = -1, .out_fd = -1, .gsi = 4, .thr_port = thr_port };
+	cr_assert_eq(serial_create(&u->s, &cfg, &u->ev, NULL), 0);
+	u->dev = serial_bus_device(u->s);
+}
+
+static void coal_wr(struct coal_uart *u, unsigned reg, uint8_t v)
+{
+	u->dev.write(u->dev.opaque, reg, &v, 1);
+}
+
+Test(serial, transmits_are_queued_from_reset_while_no_interrupt_is_enabled)
+{
+	struct coal_uart u;
+	coal_open(&u, 0, 0x3f8);
+	cr_assert(u.on, "queued from the start: IER is clear at reset");
+	cr_assert_eq(u.port, 0x3f8);
+	coal_wr(&u, 1, 0x01);   /* RDI only: a transmit still raises nothing */
+	cr_assert(u.on);
+	serial_destroy(u.s);
+}
+
+Test(serial, enabling_the_thr_interrupt_stops_queueing_at_once)
+{
+	struct coal_uart u;
+	coal_open(&u, 0, 0x3f8);
+	coal_wr(&u, 1, 0x02);
+	cr_assert_not(u.on, "each transmit must now raise THRE in time");
+	coal_wr(&u, 1, 0x00);
+	cr_assert_not(u.on, "not again right away: tty output toggles THRI per burst");
+	for (int i = 0; i < 63; i++)
+		coal_wr(&u, 0, 'a');
+	cr_assert_not(u.on);
+	coal_wr(&u, 0, 'a');
+	cr_assert(u.on, "again after 64 transmits with THRI off");
+	cr_assert_eq(u.calls, 3);
+	serial_destroy(u.s);
+}
+
+Test(serial, loopback_stops_queueing)
+{
+	struct coal_uart u;
+	coal_open(&u, 0, 0x3f8);
+	coal_wr(&u, 4, 0x10);
+	cr_assert_not(u.on, "a looped-back byte shows in LSR and may interrupt");
+	serial_destroy(u.s);
+}
+
+Test(serial, a_machine_that_cannot_queue_is_asked_once)
+{
+	struct coal_uart u;
+	coal_open(&u, -EOPNOTSUPP, 0x3f8);
+	coal_wr(&u, 1, 0x02);
+	coal_wr(&u, 1, 0x00);
+	for (int i = 0; i < 200; i++)
+		coal_wr(&u, 0, 'a');
+	cr_assert_eq(u.calls, 1);
+	serial_destroy(u.s);
+	coal_open(&u, 0, 0);    /* no THR port: never */
+	cr_assert_eq(u.calls, 0);
+	serial_destroy(u.s);
+}
