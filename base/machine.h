@@ -13,6 +13,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct confine;
+struct spawner;
+
 struct machine {
 	void *opaque;
 	/* Stop the VM; the first request wins. reason is one line. */
@@ -33,6 +36,11 @@ struct machine {
 	 * For a register whose writes have no effect the guest could see
 	 * before its next access to the device. -EOPNOTSUPP: KVM cannot. */
 	int (*coalesce_pio)(void *opaque, uint16_t port, unsigned len, bool assign);
+	/* How the devices' threads confine themselves (base/confine.h), and
+	 * the thread that starts threads for confined ones (base/spawn.h).
+	 * NULL: not confined, threads started directly (tests, fakes). */
+	const struct confine *confine;
+	struct spawner *spawner;
 };
 
 static inline void machine_stop(const struct machine *m, int status, const char *reason)

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -23,6 +24,9 @@
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "base/confine.h"
+#include "minivmm_abi.h"
 
 /* Register offsets (DLAB selects the divisor latch at 0 and 1). */
 enum { UART_RBR_THR = 0, UART_IER = 1, UART_IIR_FCR = 2, UART_LCR = 3,
@@ -469,6 +473,13 @@ static void *serial_thread_main(void *arg)
 {
 	struct serial *s = arg;
 	pthread_setname_np(pthread_self(), "serial");
+	struct vmm_err err = { 0 };
+	if (confine_enter(s->ev->confine, CONFINE_SERIAL, &err) < 0) {
+		char why[sizeof(err.msg) + 32];
+		snprintf(why, sizeof(why), "serial thread: %s", err.msg);
+		machine_stop(s->ev, MINIVMM_EXIT_HOST_ERROR, why);
+		return NULL;
+	}
 	bool input_open = s->cfg.in_fd >= 0;
 	uint64_t flush_at = 0;   /* 0: not armed */
 	for (;;) {

@@ -17,12 +17,15 @@
  *
  * Threads the library creates (all named, see `top -H`):
  *   vcpu<i>            one per vCPU, running KVM_RUN
- *   serial-in          feeds serial_in_fd to the guest (MINIVMM_SERIAL_STDIO)
+ *   serial             feeds serial_in_fd to the guest, writes out buffered console output
  *   net<k>-q<i>        data-path workers, one per queue pair (or net<k>-w<j>,
  *                      threads=M shared ones), started when the guest's
  *                      driver is up
  *   net<k>-ctrl        the virtio-net control queue
+ *   net<k>-link        reopens a backend whose interface vanished
+ *   spawner            starts the threads above for confined threads
  *   minivmm            the thread minivmm_start() runs the VM on
+ * Each installs the seccomp filter of its kind once set up (cfg->seccomp).
  * Every one of them blocks all asynchronous signals except the vCPU kick
  * signal (vCPU threads only), so the program's signals reach its own
  * threads, and a console write to a closed pipe returns EPIPE instead of
@@ -85,6 +88,13 @@ enum minivmm_net_engine {
 	MINIVMM_ENGINE_EPOLL, /* epoll + readv/writev: the baseline */
 };
 
+/* System-call filters on the VMM's threads (docs/security.md). */
+enum minivmm_seccomp {
+	MINIVMM_SECCOMP_ON,   /* default: a thread making a call its list lacks kills the process */
+	MINIVMM_SECCOMP_OFF,  /* no filters (one line says so) */
+	MINIVMM_SECCOMP_LOG,  /* such calls are logged by the kernel (audit, dmesg) and allowed */
+};
+
 #define MINIVMM_MAX_NETS 8
 #define MINIVMM_POLL_AUTO    0xffffffffu   /* poll_us: adapt to the load */
 #define MINIVMM_THREADS_AUTO 0xffffffffu   /* threads: fit the host's free cores */
@@ -104,7 +114,7 @@ struct minivmm_net_config {
 	enum minivmm_net_backend backend;
 	char ifname[16];          /* tap name ("" creates one) or host interface; NUL-terminated */
 	unsigned queues;          /* queue pairs, 1..MINIVMM_MAX_QUEUE_PAIRS */
-	unsigned threads;         /* worker threads, 1..queues; 0 = one per queue pair; MINIVMM_THREADS_AUTO */
+	unsigned threads;         /* worker threads, 1..queues; 0 = one per queue pair; MINIVMM_THREADS_AUTO (default) */
 	int cpus[MINIVMM_MAX_QUEUE_PAIRS];   /* worker i runs on cpus[i] */
 	unsigned nr_cpus;         /* 0 = workers not pinned; else >= the number of workers */
 	unsigned char mac[6];
@@ -172,6 +182,19 @@ struct minivmm_config {
 	 * minivmm_config_init(): SIGRTMIN+1. Else SIGUSR1, SIGUSR2 or a
 	 * real-time signal. */
 	int kick_signal;
+
+	/* Confinement (docs/security.md). seccomp: every thread the library
+	 * starts installs the filter of its kind once set up, before it runs
+	 * anything the guest drives; so does its "minivmm" run thread after
+	 * minivmm_start(). The program's own threads are left alone, the
+	 * caller of minivmm_run() included. The log callback (and on_stop after
+	 * minivmm_start) runs on confined threads and may only make the calls
+	 * those allow (write, futex, memory). Default (0) MINIVMM_SECCOMP_ON.
+	 * drop_caps: each thread then keeps only the capabilities its kind
+	 * needs (none, but CAP_NET_ADMIN/CAP_NET_RAW where a backend is
+	 * reopened). Default 0. */
+	enum minivmm_seccomp seccomp;
+	int drop_caps;
 
 	/* CLOCK_MONOTONIC ns at which "the VMM started", for the boot timer;
 	 * 0 means when minivmm_create() was called. */

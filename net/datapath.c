@@ -402,8 +402,13 @@ void dp_rx_complete(struct dp_queue *q, struct dp_read *r, ssize_t n)
 {
 	q->rx_reads_inflight--;
 	if (n < 0 || (size_t)n < q->qp->vnet_hdr_len || (uint32_t)n > r->capacity) {
-		if (n < 0 && n != -ECANCELED && n != -EAGAIN && n != -EINTR)
+		/* Not errors: a cancelled or interrupted read, an empty backend,
+		 * a read with RWF_NOWAIT the kernel does not do (the engine
+		 * switches to plain reads). */
+		if (n < 0 && n != -ECANCELED && n != -EAGAIN && n != -EINTR && n != -EOPNOTSUPP) {
 			NET_STAT_ADD(q->qp, rx_errors, 1);
+			dp_log(q, "reading from the backend failed (%s)", strerror((int)-n));
+		}
 		else if (n >= 0)
 			NET_STAT_ADD(q->qp, rx_dropped, 1);   /* runt, or bigger than the buffers */
 		if (n > 0 && (uint32_t)n > r->capacity)
@@ -570,6 +575,8 @@ void dp_tx_complete(struct dp_queue *q, const struct guest_chain *c, ssize_t n)
 	q->tx_dirty = true;
 	if (n < 0) {
 		NET_STAT_ADD(q->qp, tx_errors, 1);
+		dp_log(q, "writing a %u-byte frame to the backend failed (%s): dropped",
+		       c->readable_len - q->qp->vnet_hdr_len, strerror((int)-n));
 		return;
 	}
 	NET_STAT_ADD(q->qp, tx_frames, 1);

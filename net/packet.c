@@ -332,7 +332,11 @@ static int packet_set_queue_active(struct net_backend *b, unsigned q, bool activ
 		packet_close_queue(pb, q);
 		return 0;
 	}
-	if (b->io[q].fd >= 0)
+	/* Queue 0 never leaves (it keeps the group); if its socket is gone so
+	 * is the interface, and the link thread reopens every queue. Only the
+	 * control and link threads open sockets (vmm/seccomp.c): this runs on
+	 * a vCPU thread at DRIVER_OK and reset, always for queue 0 alone. */
+	if (b->io[q].fd >= 0 || q == 0)
 		return 0;
 	int rc = packet_socket(pb, q, err);
 	if (rc == 0)

@@ -77,6 +77,15 @@ static void *net_worker_main(void *arg)
 	return NULL;
 }
 
+int net_worker_confine(struct net_worker *w)
+{
+	struct vmm_err err = { 0 };
+	int rc = confine_enter(w->cfg.confine, CONFINE_NET_WORKER, &err);
+	if (rc < 0)
+		snprintf(w->error, sizeof(w->error), "%.*s", (int)sizeof(w->error) - 1, err.msg);
+	return rc;
+}
+
 static int net_worker_pin(struct net_worker *w, pthread_attr_t *attr, struct vmm_err *err)
 {
 	if (w->cfg.cpu < 0) {
@@ -116,7 +125,7 @@ int net_worker_start(struct net_worker **out, const struct net_worker_config *cf
 	pthread_attr_setstacksize(&attr, 256 * 1024);
 	int rc = net_worker_pin(w, &attr, err);
 	if (rc == 0) {
-		rc = pthread_create(&w->thread, &attr, net_worker_main, w);
+		rc = spawner_create_thread(cfg->spawner, &w->thread, &attr, net_worker_main, w);
 		if (rc)
 			rc = vmm_err_sys(err, rc, "cannot start queue worker %s", cfg->name);
 	}

@@ -11,7 +11,9 @@
 
 #include "net/datapath.h"
 #include "net/queue_pair.h"
+#include "base/confine.h"
 #include "base/error.h"
+#include "base/spawn.h"
 
 enum net_engine {
 	NET_ENGINE_URING,
@@ -43,6 +45,12 @@ struct net_worker_config {
 	 * must not inherit that. */
 	cpu_set_t unpinned;
 	char name[16];         /* thread name, e.g. "net0-q3" */
+	/* The worker confines itself (CONFINE_NET_WORKER) once set up: its
+	 * queues started (the backend's start hooks), its ring or epoll set
+	 * made. It is started through the spawner, since its creator (a vCPU,
+	 * the control or link thread) is confined. NULL: neither (unit tests). */
+	const struct confine *confine;
+	struct spawner *spawner;
 };
 
 #define NET_WORKER_MAX_QPS 16
@@ -90,7 +98,17 @@ int net_uring_probe(struct vmm_err *err);
 /* "taskrun=defer fixed-files=on ...": what a running io_uring worker got. */
 void net_uring_describe(const struct net_worker *w, char *buf, size_t size);
 
-/* Engines: run until stop_fd fires. Return 0, or -errno with w->error set. */
+/* Limit a ring made with IORING_SETUP_R_DISABLED to the operations the
+ * engine submits (reads and writes, plain and fixed, polls, timeouts,
+ * cancel; the link and fixed-file flags; no register call once enabled) and
+ * enable it. seccomp never sees what a ring does, so this is what keeps a
+ * worker's ring from opening files or sockets. 0 or -errno. */
+struct io_uring;
+int net_uring_restrict(struct io_uring *ring);
+
+/* Engines: set up, net_worker_confine(), run until stop_fd fires. Return 0,
+ * or -errno with w->error set. */
+int net_worker_confine(struct net_worker *w);
 int net_worker_run_uring(struct net_worker *w);
 int net_worker_run_epoll(struct net_worker *w);
 

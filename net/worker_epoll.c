@@ -216,6 +216,10 @@ int net_worker_run_epoll(struct net_worker *w)
 	}
 	struct net_poll_window pw;
 	net_poll_window_init(&pw, w->cfg.poll_us);
+	/* Set up; from here on the guest's rings drive this thread. */
+	rc = net_worker_confine(w);
+	if (rc < 0)
+		l.stopping = true;
 	uint64_t slept_ns = UINT64_MAX;
 	while (!l.stopping) {
 		uint64_t before = ep_progress(w);

@@ -559,7 +559,9 @@ static void uring_spin(struct uring_loop *l)
 /* ---- set-up and teardown -------------------------------------------------------- */
 
 /* A ring with SINGLE_ISSUER + DEFER_TASKRUN (Linux 6.1), else COOP_TASKRUN
- * (5.19), else plain; every op the loop can have in flight fits it. */
+ * (5.19), else plain; every op the loop can have in flight fits it. It is
+ * made disabled: its resources are registered, then it is restricted to the
+ * engine's operations and enabled (net_uring_restrict). */
 static int uring_init_ring(struct uring_loop *l, unsigned ops)
 {
 	static const struct { unsigned flags; const char *name; } tries[] = {
@@ -569,7 +571,8 @@ static int uring_init_ring(struct uring_loop *l, unsigned ops)
 	};
 	int rc = -EINVAL;
 	for (size_t t = l->w->cfg.uring.no_defer_taskrun ? 1 : 0; t < sizeof(tries) / sizeof(tries[0]); t++) {
-		struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE | tries[t].flags, .cq_entries = ops };
+		struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE | IORING_SETUP_R_DISABLED | tries[t].flags,
+					     .cq_entries = ops };
 		rc = io_uring_queue_init_params(ops, &l->ring, &p);
 		if (rc == 0) {
 			l->feat.taskrun = tries[t].name;
@@ -639,6 +642,40 @@ static void uring_register_buffers(struct uring_loop *l)
 	l->feat.fixed_buffers = io_uring_register_buffers(&l->ring, iov, m->nr_regions) == 0;
 }
 
+/* What the engine submits, and nothing else: seccomp sees io_uring_enter
+ * but not the operations it carries, so the ring itself is restricted
+ * (IORING_REGISTER_RESTRICTIONS, before it is enabled). Without this a worker
+ * could openat, connect or sendmsg through its ring whatever its filter
+ * says. (The vectored fixed-buffer ops are not used: prep_rw takes the
+ * single-segment ones, which every kernel with fixed buffers has.) */
+static const uint8_t uring_allowed_ops[] = {
+	IORING_OP_READ, IORING_OP_READV, IORING_OP_WRITEV, IORING_OP_READ_FIXED,
+	IORING_OP_WRITE_FIXED, IORING_OP_POLL_ADD, IORING_OP_TIMEOUT, IORING_OP_LINK_TIMEOUT,
+	IORING_OP_ASYNC_CANCEL,
+};
+
+int net_uring_restrict(struct io_uring *ring)
+{
+	struct io_uring_restriction res[sizeof(uring_allowed_ops) + 1];
+	memset(res, 0, sizeof(res));
+	unsigned n = 0;
+	for (; n < sizeof(uring_allowed_ops); n++) {
+		res[n].opcode = IORING_RESTRICTION_SQE_OP;
+		res[n].sqe_op = uring_allowed_ops[n];
+	}
+	res[n].opcode = IORING_RESTRICTION_SQE_FLAGS_ALLOWED;
+	res[n++].sqe_flags = IOSQE_IO_LINK | IOSQE_FIXED_FILE;   /* poll + its timeout; fixed files */
+	/* No IORING_RESTRICTION_REGISTER_OP: io_uring_register refuses
+	 * everything once the ring is enabled (files and buffers are
+	 * registered before). Debian 12's liburing.so does not export
+	 * io_uring_register_restrictions or io_uring_enable_rings; its raw
+	 * io_uring_register does the same, returning -errno. */
+	int rc = io_uring_register((unsigned)ring->ring_fd, IORING_REGISTER_RESTRICTIONS, res, n);
+	if (rc < 0)
+		return rc;
+	return io_uring_register((unsigned)ring->ring_fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0);
+}
+
 static int uring_setup(struct uring_loop *l, struct net_worker *w)
 {
 	memset(l, 0, sizeof(*l));
@@ -650,8 +687,25 @@ static int uring_setup(struct uring_loop *l, struct net_worker *w)
 		return rc;
 	}
 	uring_probe_ops(l);
+	/* Non-blocking for the readv fallback (io_uring's own reads use
+	 * RWF_NOWAIT, which does not depend on it), and set BEFORE the fds are
+	 * registered: Linux 6.1 works out once, at registration, whether a
+	 * registered file can do non-blocking I/O; a tap made O_NONBLOCK
+	 * after it then had every write complete with -EAGAIN without reaching
+	 * the tap (found by the nested tests, Debian's 6.1 kernel). */
+	for (unsigned i = 0; i < w->nr_qps; i++) {
+		int fd = w->qp[i]->io->fd;
+		if (fd >= 0)
+			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	}
 	uring_register_files(l);
 	uring_register_buffers(l);
+	rc = net_uring_restrict(&l->ring);
+	if (rc < 0) {
+		snprintf(w->error, sizeof(w->error), "io_uring restrictions: %s", strerror(-rc));
+		io_uring_queue_exit(&l->ring);
+		return rc;
+	}
 	net_poll_window_init(&l->poll, w->cfg.poll_us);
 	for (unsigned i = 0; i < w->nr_qps; i++) {
 		struct uring_qp *uq = &l->q[i];
@@ -661,11 +715,6 @@ static int uring_setup(struct uring_loop *l, struct net_worker *w)
 			uq->tx_free[uq->nr_tx_free++] = (uint16_t)s;
 		uq->rx_nowait = true;
 		uq->rx_burst = RX_BURST_MIN;
-		/* Non-blocking for the readv fallback (io_uring's own reads use
-		 * RWF_NOWAIT, which does not depend on it). */
-		int fd = w->qp[i]->io->fd;
-		if (fd >= 0)
-			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 		arm_kick(l, i, true);
 		arm_kick(l, i, false);
 	}
@@ -761,6 +810,11 @@ int net_worker_run_uring(struct net_worker *w)
 		return rc;
 	}
 	uring_note_features(l);
+	/* Set up; from here on the guest's rings drive this thread. A worker
+	 * that cannot confine itself carries no traffic. */
+	rc = net_worker_confine(w);
+	if (rc < 0)
+		l->stopping = true;
 	uint64_t slept_ns = UINT64_MAX;
 	while (!l->stopping) {
 		uint64_t before = uring_progress(l);

@@ -13,7 +13,7 @@
 # what is absent.
 set -eu
 
-pkgs_build="gcc binutils make libc6-dev liburing-dev libfdt-dev libcriterion-dev pkg-config git acpica-tools"
+pkgs_build="gcc binutils make libc6-dev liburing-dev libfdt-dev libseccomp-dev libcriterion-dev pkg-config git acpica-tools"
 pkgs_unit="linux-image-amd64"
 pkgs_test="iproute2 iputils-ping qemu-system-x86 python3 device-tree-compiler man-db gdb procps"
 pkgs_bench="qemu-system-x86 qemu-system-data gnuplot-nox python3 iproute2 ethtool iperf3 busybox-static \

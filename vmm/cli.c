@@ -34,7 +34,8 @@ const char cli_usage[] =
 	"  --net " NET_SYNTAX "\n"
 	"                       a virtio-net device (repeatable). tap=NAME opens or\n"
 	"                       creates that tap (no name: a new one); queues=N queue\n"
-	"                       pairs (1 to 16); threads=per-queue (default) or M workers\n"
+	"                       pairs (1 to 16); threads=auto (default: the pairs in use\n"
+	"                       over the cores the vCPUs leave), per-queue or M workers\n"
 	"                       in all; cpus=LIST pins worker i to the i-th CPU of LIST;\n"
 	"                       engine=uring (default) or epoll; poll-us=N busy-polls\n"
 	"                       N microseconds before sleeping (default 0); packet=IFACE\n"
@@ -51,6 +52,15 @@ const char cli_usage[] =
 	"                       print the CPUID vCPU 0 gets (with --cpus N), what differs\n"
 	"                       from KVM's and why; or KVM_GET_SUPPORTED_CPUID as is.\n"
 	"                       Runs no guest (see docs/cpu.md)\n"
+	"  --seccomp=on|off|log each thread allows only the system calls of its kind\n"
+	"                       (default on: any other kills the process, exit status\n"
+	"                       159 = 128 + SIGSYS); log: such calls are allowed and the\n"
+	"                       kernel logs them (dmesg: audit type=1326, comm= thread,\n"
+	"                       syscall= number); off: no filters. See docs/security.md\n"
+	"  --drop-caps          once set up, each thread keeps only the capabilities it\n"
+	"                       needs: none, but CAP_NET_ADMIN/CAP_NET_RAW for the\n"
+	"                       threads that reopen taps and packet sockets\n"
+	"  --seccomp-list       print every thread's allow-list (Markdown) and exit\n"
 	"  --boot-trace         one line per start-up phase with the milliseconds since\n"
 	"                       the VMM started, and at the stop (see docs/boot.md)\n"
 	"  --help               this text\n"
@@ -72,7 +82,7 @@ const char cli_usage[] =
 
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEM, OPT_SERIAL, OPT_HELP,
        OPT_VERSION, OPT_NET, OPT_STATS, OPT_ACPI, OPT_MEM_OVERCOMMIT, OPT_DUMP_DTB,
-       OPT_CPUID_DUMP, OPT_BOOT_TRACE, OPT_END };
+       OPT_CPUID_DUMP, OPT_SECCOMP, OPT_DROP_CAPS, OPT_SECCOMP_LIST, OPT_BOOT_TRACE, OPT_END };
 
 static const struct option cli_long_options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -87,6 +97,9 @@ static const struct option cli_long_options[] = {
 	{ "mem-overcommit", no_argument, NULL, OPT_MEM_OVERCOMMIT },
 	{ "dump-dtb", required_argument, NULL, OPT_DUMP_DTB },
 	{ "cpuid-dump", optional_argument, NULL, OPT_CPUID_DUMP },
+	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
+	{ "drop-caps", no_argument, NULL, OPT_DROP_CAPS },
+	{ "seccomp-list", no_argument, NULL, OPT_SECCOMP_LIST },
 	{ "boot-trace", no_argument, NULL, OPT_BOOT_TRACE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -225,6 +238,22 @@ static int cli_apply(int opt, const char *arg, struct cli_options *o, struct vmm
 			return vmm_err_set(err, EINVAL, "--dump-dtb: no file name");
 		o->dump_dtb = arg;
 		return 0;
+	case OPT_SECCOMP:
+		if (strcmp(arg, "on") == 0)
+			o->vm.seccomp = MINIVMM_SECCOMP_ON;
+		else if (strcmp(arg, "off") == 0)
+			o->vm.seccomp = MINIVMM_SECCOMP_OFF;
+		else if (strcmp(arg, "log") == 0)
+			o->vm.seccomp = MINIVMM_SECCOMP_LOG;
+		else
+			return vmm_err_set(err, EINVAL, "--seccomp: '%s' is not on, off or log", arg);
+		return 0;
+	case OPT_DROP_CAPS:
+		o->vm.drop_caps = 1;
+		return 0;
+	case OPT_SECCOMP_LIST:
+		o->seccomp_list = true;
+		return 0;
 	case OPT_HELP:
 		o->help = true;
 		return 0;
@@ -239,7 +268,8 @@ static int cli_apply(int opt, const char *arg, struct cli_options *o, struct vmm
 /* Options that may appear once: a second --kernel would silently win. */
 static bool cli_single_valued(int opt)
 {
-	return opt != OPT_NET && opt != OPT_HELP && opt != OPT_VERSION && opt != OPT_MEM_OVERCOMMIT;
+	return opt != OPT_NET && opt != OPT_HELP && opt != OPT_VERSION && opt != OPT_MEM_OVERCOMMIT &&
+	       opt != OPT_DROP_CAPS && opt != OPT_SECCOMP_LIST;
 }
 
 static const char *cli_option_name(int opt)
@@ -285,7 +315,7 @@ int cli_parse(int argc, char **argv, struct cli_options *o, struct vmm_err *err)
 	}
 	if (optind < argc)
 		return vmm_err_set(err, EINVAL, "unexpected argument '%s'", argv[optind]);
-	if (o->help || o->version)
+	if (o->help || o->version || o->seccomp_list)
 		return 0;
 	/* Ranges and consistency: the library's own validator, so the words
 	 * are those an embedding program gets from minivmm_create().

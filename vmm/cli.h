@@ -17,6 +17,7 @@ struct cli_options {
 	int stats;      /* 0 none, 1 table, 2 JSON: at exit and on SIGUSR1 */
 	const char *dump_dtb;   /* --dump-dtb FILE: write the DTB and exit */
 	int cpuid_dump; /* --cpuid-dump: enum minivmm_cpuid_dump_what, 0 none */
+	bool seccomp_list;   /* --seccomp-list: print the allow-lists and exit */
 };
 
 /* The full grammar, printed by --help. */

@@ -24,6 +24,7 @@ void minivmm_net_config_init(struct minivmm_net_config *net)
 	memset(net, 0, sizeof(*net));
 	net->backend = MINIVMM_NET_TAP;
 	net->queues = 1;
+	net->threads = MINIVMM_THREADS_AUTO;
 	net->mtu = 1500;
 	net->queue_size = 256;
 	net->engine = MINIVMM_ENGINE_URING;
@@ -354,6 +355,14 @@ static int vm_check_kick_signal(const struct minivmm_config *cfg, struct vmm_err
 			   "kick_signal %s: not SIGUSR1, SIGUSR2 or a real-time signal (SIGRTMIN..SIGRTMAX)", name);
 }
 
+static int vm_check_seccomp(const struct minivmm_config *cfg, struct vmm_err *err)
+{
+	if (cfg->seccomp == MINIVMM_SECCOMP_ON || cfg->seccomp == MINIVMM_SECCOMP_OFF ||
+	    cfg->seccomp == MINIVMM_SECCOMP_LOG)
+		return 0;
+	return vmm_err_set(err, EINVAL, "--seccomp: %d is not on, off or log", (int)cfg->seccomp);
+}
+
 static int vm_check_kernel(const struct minivmm_config *cfg, struct vmm_err *err)
 {
 	if (!cfg->kernel_path || !*cfg->kernel_path)
@@ -365,7 +374,7 @@ static int vm_check_kernel(const struct minivmm_config *cfg, struct vmm_err *err
  * last. */
 static const vm_check_fn vm_checks[] = {
 	vm_check_ncpus, vm_check_vcpu_pins, vm_check_mem, vm_check_serial, vm_check_nets,
-	vm_check_kick_signal, vm_check_kernel,
+	vm_check_kick_signal, vm_check_seccomp, vm_check_kernel,
 };
 
 int config_validate(const struct minivmm_config *cfg, struct vmm_err *err)

@@ -8,16 +8,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/confine.h"
 #include "minivmm.h"
 #include "minivmm_abi.h"
 #include "vmm/cli.h"
 #include "vmm/process.h"
+#include "vmm/seccomp.h"
 
 struct signal_watch {
 	struct minivmm *vm;
 	sigset_t set;
 	int stats;  /* --stats: 0 none, 1 table, 2 JSON */
 	int done;   /* set by main when the VM has stopped */
+	const struct confine *confine;   /* the program's threads' filters and capabilities */
 };
 
 /* Termination signals become a clean stop: the terminal is restored and
@@ -26,6 +29,11 @@ static void *signal_watch_main(void *arg)
 {
 	struct signal_watch *w = arg;
 	pthread_setname_np(pthread_self(), "signals");
+	struct vmm_err err = { 0 };
+	if (confine_enter(w->confine, CONFINE_SIGNALS, &err) < 0) {
+		minivmm_request_stop(w->vm, MINIVMM_EXIT_HOST_ERROR, err.msg);
+		return NULL;
+	}
 	for (;;) {
 		int sig;
 		if (sigwait(&w->set, &sig) != 0)
@@ -40,6 +48,24 @@ static void *signal_watch_main(void *arg)
 		snprintf(reason, sizeof(reason), "stopped by signal %d (%s)", sig, strsignal(sig));
 		minivmm_request_stop(w->vm, MINIVMM_EXIT_SIGNAL_BASE + sig, reason);
 	}
+}
+
+/* The library confines the threads it starts; this thread and the signal
+ * thread are the program's, so their filters are built here (vmm/seccomp.c
+ * and base/confine.c are linked into the program too) with the VM's mode;
+ * the VM says what that mode is. */
+static int program_confinement(const struct minivmm_config *cfg, struct confine *c,
+			       struct vmm_err *err)
+{
+	memset(c, 0, sizeof(*c));
+	enum minivmm_seccomp mode = seccomp_effective_mode(cfg->seccomp);
+	c->filters = mode != MINIVMM_SECCOMP_OFF;
+	c->drop_caps = cfg->drop_caps != 0;   /* keep_caps: none */
+	if (!c->filters)
+		return 0;
+	struct confine_needs needs;
+	confine_needs_from_config(cfg, cfg->kick_signal, &needs);
+	return seccomp_lists_build(c, &needs, mode, (1u << CONFINE_MAIN) | (1u << CONFINE_SIGNALS), err);
 }
 
 static uint64_t monotonic_ns(void)
@@ -75,6 +101,10 @@ int main(int argc, char **argv)
 	}
 	if (opts.version) {
 		printf("minivmm %s\n", MINIVMM_VERSION);
+		return 0;
+	}
+	if (opts.seccomp_list) {
+		seccomp_lists_print(stdout);
 		return 0;
 	}
 	if (opts.cpuid_dump) {
@@ -122,14 +152,34 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	watch.vm = vm;
+	struct confine confine;
+	if (program_confinement(&opts.vm, &confine, &err) < 0) {
+		fprintf(stderr, "minivmm: %s\n", err.msg);
+		minivmm_destroy(vm);
+		return MINIVMM_EXIT_HOST_ERROR;
+	}
+	watch.confine = &confine;
 	pthread_t watcher;
 	if (pthread_create(&watcher, NULL, signal_watch_main, &watch) != 0) {
 		fprintf(stderr, "minivmm: cannot start the signal thread\n");
+		seccomp_lists_free(&confine);
 		minivmm_destroy(vm);
 		return MINIVMM_EXIT_HOST_ERROR;
 	}
 
-	int status = process_status(minivmm_run(vm));
+	/* The VM runs on the library's thread, which confines itself; this
+	 * one, having started every thread it will, confines itself too: from
+	 * here on it waits, prints and tears down. */
+	int status;
+	if (minivmm_start(vm, msg, sizeof(msg)) < 0) {
+		fprintf(stderr, "minivmm: %s\n", msg);
+		status = MINIVMM_EXIT_HOST_ERROR;
+	} else {
+		if (confine_enter(&confine, CONFINE_MAIN, &err) < 0)
+			minivmm_request_stop(vm, MINIVMM_EXIT_HOST_ERROR, err.msg);
+		status = minivmm_wait(vm);
+		status = process_status(status < 0 ? MINIVMM_EXIT_HOST_ERROR : status);
+	}
 	const char *reason = minivmm_stop_reason(vm);
 	if (*reason)
 		fprintf(stderr, "minivmm: %s%s (exit status %d)\n",
@@ -142,5 +192,6 @@ int main(int argc, char **argv)
 	pthread_kill(watcher, SIGTERM);
 	pthread_join(watcher, NULL);
 	minivmm_destroy(vm);
+	seccomp_lists_free(&confine);
 	return status;
 }

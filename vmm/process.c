@@ -43,12 +43,14 @@ static struct {
 
 static void restore_terminal_and_die(int sig)
 {
-	/* Async-signal-safe only: tcsetattr, signal, raise. SA_RESETHAND
-	 * put the default action back; the raise is delivered when this
-	 * handler returns (a fault also repeats by itself). */
+	/* Async-signal-safe only: tcsetattr, raise. SA_RESETHAND put the
+	 * default action back on entry (and implies SA_NODEFER), so the
+	 * raise takes it at once; a fault would also repeat by itself. It
+	 * runs on whichever thread crashed, under that thread's seccomp
+	 * filter: every list allows TCSETS and tgkill of a fatal signal
+	 * (vmm/seccomp.c), and nothing more is asked here. */
 	if (saved_terminal.fd >= 0)
 		tcsetattr(saved_terminal.fd, TCSANOW, &saved_terminal.modes);
-	signal(sig, SIG_DFL);
 	raise(sig);
 }
 

@@ -223,6 +223,15 @@ static void *vcpu_thread_main(void *arg)
 	sigaddset(&kick, v->ctx->kick_signal);
 	pthread_sigmask(SIG_UNBLOCK, &kick, NULL);
 
+	/* Before the guest runs: from here on the guest drives this thread. */
+	struct vmm_err err = { 0 };
+	if (confine_enter(v->ctx->confine, CONFINE_VCPU, &err) < 0) {
+		char what[sizeof(err.msg) + 32];
+		snprintf(what, sizeof(what), "vCPU %u: %s", v->index, err.msg);
+		vcpu_stop_vm(v, MINIVMM_EXIT_HOST_ERROR, what);
+		return NULL;
+	}
+
 	while (!__atomic_load_n(v->ctx->stopping, __ATOMIC_ACQUIRE)) {
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
 			if (errno == EINTR || errno == EAGAIN)

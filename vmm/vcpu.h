@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdbool.h>
 
+#include "base/confine.h"
 #include "base/error.h"
 #include "base/machine.h"
 #include "devices/bus.h"
@@ -27,6 +28,7 @@ struct vcpu_context {
 	const struct machine *machine;      /* stop requests */
 	const bool *stopping;               /* set (atomically) when the VM stops */
 	int kick_signal;                    /* interrupts KVM_RUN (vcpu_install_kick_handler) */
+	const struct confine *confine;      /* each vCPU thread confines itself */
 };
 
 #define VCPU_CRASH_REPORT 2048              /* bytes of a crash report */

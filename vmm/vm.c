@@ -20,9 +20,11 @@
 #include "boot/boot.h"
 #include "boot/cpu_x86.h"
 #include "minivmm_abi.h"
+#include "vmm/caps.h"
 #include "vmm/config.h"
 #include "vmm/dtb.h"
 #include "vmm/host_limits.h"
+#include "vmm/seccomp.h"
 #include "vmm/vcpu.h"
 
 static uint64_t monotonic_ns(void)
@@ -324,6 +326,10 @@ static int vm_add_net_devices(struct minivmm *vm, struct vmm_err *err)
 		vm->nr_nets = i + 1;
 		if (rc)
 			return rc;
+		if (vm->cfg.acpi)
+			vm->net[i]->transport->failed_hint =
+				"if the kernel has ACPI but not PCI (Linux 6.1), it loads no ACPI table and the "
+				"device gets no interrupt: boot it with --acpi=off";
 		struct bus_device dev = virtio_mmio_bus_device(vm->net[i]->transport);
 		rc = bus_add(&vm->mmio_bus, base, MINIVMM_MMIO_WINDOW, &dev, err);
 		if (rc)
@@ -380,6 +386,52 @@ static int vm_load_kernel(struct minivmm *vm, struct boot_entry *entry, struct v
 	return rc;
 }
 
+/* ---- confinement (docs/security.md) ------------------------------------ */
+
+/* The filter of every kind of thread, and the capabilities each keeps, built
+ * before the first thread (the spawner, then the link threads) starts. */
+static int vm_setup_confinement(struct minivmm *vm, struct vmm_err *err)
+{
+	enum minivmm_seccomp mode = seccomp_effective_mode(vm->cfg.seccomp);
+	struct confine_needs needs;
+	confine_needs_from_config(&vm->cfg, vm->cfg.kick_signal, &needs);
+	vm->confine.filters = mode != MINIVMM_SECCOMP_OFF;
+	vm->confine.drop_caps = vm->cfg.drop_caps != 0;
+	caps_plan(&vm->confine, &needs);
+	if (vm->confine.filters) {
+		/* The minivmm command's signal thread is the program's: it builds its own. */
+		int rc = seccomp_lists_build(&vm->confine, &needs, mode,
+					     SECCOMP_ALL_ROLES & ~(1u << CONFINE_SIGNALS), err);
+		if (rc)
+			return rc;
+	}
+	vm->events.confine = &vm->confine;
+	if (vm->cfg.nr_nets) {
+		/* Its children inherit its signal mask: none for them. */
+		sigset_t all, old;
+		vcpu_thread_signal_mask(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		int rc = spawner_start(&vm->spawner, &vm->confine, err);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (rc)
+			return rc;
+		vm->events.spawner = vm->spawner;
+	}
+	return 0;
+}
+
+/* Said when the VM starts running (not when it is only built: a refused
+ * configuration stays one line). */
+static void vm_log_confinement(struct minivmm *vm)
+{
+	if (vm->cfg.seccomp != MINIVMM_SECCOMP_OFF && !vm->confine.filters)
+		vm_machine_log(vm, "seccomp: off in this sanitizer build (its runtime makes system calls of its own at exit and in reports): the VMM runs unconfined");
+	else if (vm->cfg.seccomp == MINIVMM_SECCOMP_OFF)
+		vm_machine_log(vm, "seccomp: off: the VMM runs unconfined (no system-call filters)");
+	else if (vm->cfg.seccomp == MINIVMM_SECCOMP_LOG)
+		vm_machine_log(vm, "seccomp: log: calls outside a thread's list are allowed and logged by the kernel (dmesg: audit type=1326, comm= the thread, syscall= its number)");
+}
+
 static int vm_create_vcpus(struct minivmm *vm, const struct boot_entry *entry, struct vmm_err *err)
 {
 	vm->vcpus = calloc(vm->ncpus, sizeof(vm->vcpus[0]));
@@ -394,6 +446,7 @@ static int vm_create_vcpus(struct minivmm *vm, const struct boot_entry *entry, s
 		.pio = &vm->pio_bus, .mmio = &vm->mmio_bus, .coalesced = &vm->coalesced,
 		.machine = &vm->events,
 		.stopping = &vm->stopping, .kick_signal = vm->cfg.kick_signal,
+		.confine = &vm->confine,
 	};
 	for (unsigned i = 0; i < vm->ncpus; i++) {
 		int pin = i < vm->cfg.nr_vcpu_cpus ? vm->cfg.vcpu_cpus[i] : -1;
@@ -418,6 +471,9 @@ static int vm_build(struct minivmm *vm, struct vmm_err *err)
 	if (rc)
 		return rc;
 	rc = vcpu_install_kick_handler(vm->cfg.kick_signal, err);
+	if (rc)
+		return rc;
+	rc = vm_setup_confinement(vm, err);
 	if (rc)
 		return rc;
 	rc = kvm_open(&vm->kvm, err);
@@ -535,15 +591,24 @@ static int vm_start_serial_input(struct minivmm *vm, struct vmm_err *err)
 }
 
 /* Start everything, wait for the first stop request, stop everything. On
- * the caller's thread (minivmm_run) or the run thread (minivmm_start). */
-static int vm_run(struct minivmm *vm)
+ * the caller's thread (minivmm_run) or the run thread (minivmm_start); only
+ * the library's own run thread confines itself: the caller's thread is the
+ * program's (the minivmm command confines its own, docs/security.md). */
+static int vm_run(struct minivmm *vm, bool own_thread)
 {
 	struct vmm_err err = { 0 };
 	int rc = 0;
 	if (!vm_is_stopping(vm)) {   /* minivmm_stop() before the start: nothing to run */
+		vm_log_confinement(vm);
 		rc = vm_start_serial_input(vm, &err);
 		for (unsigned i = 0; rc == 0 && i < vm->ncpus; i++)
 			rc = vcpu_start(&vm->vcpus[i], &err);
+		/* Confined last: the threads above are started by an
+		 * unconfined thread, each installs its own list and nothing of
+		 * this one's. Afterwards it only waits, stops the vCPUs and calls
+		 * on_stop. */
+		if (rc == 0 && own_thread)
+			rc = confine_enter(&vm->confine, CONFINE_MAIN, &err);
 		if (rc)
 			vm_request_stop(vm, MINIVMM_EXIT_HOST_ERROR, err.msg);
 		else
@@ -573,13 +638,13 @@ int minivmm_run(struct minivmm *vm)
 {
 	if (!vm_claim_run(vm))
 		return MINIVMM_EXIT_HOST_ERROR;
-	return vm_run(vm);
+	return vm_run(vm, false);
 }
 
 static void *vm_run_thread_main(void *arg)
 {
 	pthread_setname_np(pthread_self(), "minivmm");
-	vm_run(arg);
+	vm_run(arg, true);
 	return NULL;
 }
 
@@ -637,6 +702,7 @@ void minivmm_destroy(struct minivmm *vm)
 	for (unsigned i = 0; i < vm->nr_nets; i++)
 		virtio_net_destroy(vm->net[i]);
 	serial_destroy(vm->serial);
+	spawner_stop(vm->spawner);   /* no device is left to ask it */
 	if (vm->i8042.ev)
 		i8042_destroy(&vm->i8042);
 	if (vm->serial_file_fd >= 0)
@@ -644,6 +710,7 @@ void minivmm_destroy(struct minivmm *vm)
 	kvm_close(&vm->kvm);
 	guest_mem_destroy(&vm->mem);
 	free(vm->fdt);
+	seccomp_lists_free(&vm->confine);   /* every thread that used them is joined */
 	if (vm->stop_fd >= 0)
 		close(vm->stop_fd);
 	pthread_mutex_destroy(&vm->wait_lock);

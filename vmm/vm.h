@@ -14,7 +14,9 @@
 #include "devices/virtio/net.h"
 #include "boot/cmdline.h"
 #include "minivmm.h"
+#include "base/confine.h"
 #include "base/guest_mem.h"
+#include "base/spawn.h"
 #include "vmm/kvm.h"
 #include "vmm/vcpu.h"
 #include "base/machine.h"
@@ -27,6 +29,8 @@ struct minivmm {
 	struct bus pio_bus;
 	struct bus mmio_bus;
 	struct machine events;
+	struct confine confine;    /* filters and capabilities of its threads */
+	struct spawner *spawner;   /* starts threads for confined ones (with a network device) */
 
 	struct serial *serial;
 	int serial_file_fd;

@@ -94,6 +94,21 @@ static void mmio_driver_ok(struct virtio_mmio *t)
 		virtio_mmio_set_needs_reset(t, err.msg);
 }
 
+/* A driver that sets FAILED gave up on the device: without a word from the
+ * VMM the user sees only a missing NIC. Once per device (a guest could set
+ * it after every reset). */
+static void mmio_say_failed(struct virtio_mmio *t)
+{
+	if (t->failed_said)
+		return;
+	t->failed_said = true;
+	char line[480];
+	snprintf(line, sizeof(line), "virtio-mmio device at 0x%llx: the guest's driver gave up on it "
+		 "(status FAILED: its probe or set-up failed)%s%s", (unsigned long long)t->base,
+		 t->failed_hint ? "; " : "", t->failed_hint ? t->failed_hint : "");
+	machine_log(t->machine, line);
+}
+
 static void mmio_write_status(struct virtio_mmio *t, uint32_t value)
 {
 	if (value == 0) {
@@ -114,8 +129,10 @@ static void mmio_write_status(struct virtio_mmio *t, uint32_t value)
 	__atomic_store_n(&t->status, next, __ATOMIC_SEQ_CST);
 	if ((next & VIRTIO_CONFIG_S_DRIVER_OK) && !(old & VIRTIO_CONFIG_S_DRIVER_OK))
 		mmio_driver_ok(t);
-	if ((next & VIRTIO_CONFIG_S_FAILED) && !(old & VIRTIO_CONFIG_S_FAILED))
+	if ((next & VIRTIO_CONFIG_S_FAILED) && !(old & VIRTIO_CONFIG_S_FAILED)) {
 		t->ops->reset(t->dev);   /* the driver gave up: stop touching its memory */
+		mmio_say_failed(t);
+	}
 }
 
 /* ---- registers --------------------------------------------------------- */

@@ -65,6 +65,10 @@ struct virtio_mmio {
 	uint64_t driver_features;
 	uint32_t queue_sel;
 	char last_error[160];         /* why NEEDS_RESET was set */
+	/* Said once, the first time the guest's driver sets FAILED (its probe
+	 * or set-up went wrong): what the machine knows that may explain it. */
+	const char *failed_hint;
+	bool failed_said;
 };
 
 /* Create the transport for a device with nr_queues queues of at most

@@ -216,16 +216,19 @@ static bool vnet_threads_auto(const struct virtio_net *n)
 	return n->cfg.threads == MINIVMM_THREADS_AUTO;
 }
 
-/* How many pairs get workers and how many workers they get. threads=auto:
- * the active pairs only, over no more workers than the host has cores left
- * after the vCPUs (busy workers on the vCPUs' cores only fight them);
- * VQ_PAIRS_SET redistributes (vnet_set_active_pairs restarts them). */
+/* How many pairs get workers and how many workers they get. threads=auto
+ * (the default): the active pairs only, over no more workers than the host
+ * has cores left after the vCPUs (busy workers on the vCPUs' cores only
+ * fight them), or one per CPU of a cpus= list; VQ_PAIRS_SET redistributes
+ * (vnet_set_active_pairs restarts them). */
 static void vnet_worker_shape(const struct virtio_net *n, unsigned usable_pairs, unsigned *pairs,
 			      unsigned *threads)
 {
 	if (vnet_threads_auto(n)) {
+		/* CPUs listed for the workers (cpus=) say how many may run. */
+		unsigned most = n->cfg.nr_cpus ? n->cfg.nr_cpus : n->auto_workers;
 		*pairs = n->active_pairs < usable_pairs ? n->active_pairs : usable_pairs;
-		*threads = *pairs < n->auto_workers ? *pairs : n->auto_workers;
+		*threads = *pairs < most ? *pairs : most;
 		return;
 	}
 	*pairs = usable_pairs;
@@ -242,6 +245,8 @@ static struct net_worker_config vnet_worker_config(const struct virtio_net *n, u
 			   .fixed_buffers = n->cfg.uring_fixed_buffers, .mem = n->mem },
 		.cpu = w < n->cfg.nr_cpus ? n->cfg.cpus[w] : -1,
 		.unpinned = n->unpinned,
+		.confine = n->ev->confine,
+		.spawner = n->ev->spawner,
 	};
 }
 

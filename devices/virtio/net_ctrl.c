@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/confine.h"
+#include "base/spawn.h"
 #include "devices/virtio/net.h"
 #include "net/tap.h"
 
@@ -263,6 +265,15 @@ static void *ctrl_thread_main(void *arg)
 	pthread_setname_np(pthread_self(), name);
 	struct virtq *q = &n->vq[vnet_ctrl_queue(n->nr_pairs)];
 	int kick = n->transport->kick_fd[vnet_ctrl_queue(n->nr_pairs)];
+	/* Before the first command: the guest writes them. */
+	struct vmm_err err = { 0 };
+	if (confine_enter(n->ev->confine, CONFINE_NET_CTRL, &err) < 0) {
+		char line[sizeof(err.msg) + 40];
+		snprintf(line, sizeof(line), "net%u: control queue: %s", n->index, err.msg);
+		machine_log(n->ev, line);
+		virtio_mmio_set_needs_reset(n->transport, err.msg);
+		return NULL;
+	}
 	bool ok = ctrl_serve(n, q);   /* commands queued before we started */
 	while (ok) {
 		struct pollfd fds[2] = { { .fd = n->ctrl_stop_fd, .events = POLLIN },
@@ -286,7 +297,8 @@ int vnet_ctrl_start(struct virtio_net *n, struct vmm_err *err)
 	/* Started from a vCPU thread: do not inherit its pinning. */
 	pthread_attr_setaffinity_np(&attr, sizeof(n->unpinned), &n->unpinned);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
-	int rc = pthread_create(&n->ctrl_thread, &attr, ctrl_thread_main, n);
+	/* Not pthread_create: this runs on a confined vCPU thread (base/spawn.h). */
+	int rc = spawner_create_thread(n->ev->spawner, &n->ctrl_thread, &attr, ctrl_thread_main, n);
 	pthread_attr_destroy(&attr);
 	if (rc)
 		return vmm_err_sys(err, rc, "cannot start net%u's control thread", n->index);

@@ -10,7 +10,9 @@
  *     link up again.
  * Nothing spins meanwhile: the workers drop the guest's TX frames as they
  * come and leave RX buffers with the guest. */
+#include "base/confine.h"
 #include "devices/virtio/net.h"
+#include "minivmm_abi.h"
 #include "net/tap.h"
 
 #include <errno.h>
@@ -109,6 +111,15 @@ static void *vnet_link_main(void *arg)
 	char name[16], last_err[sizeof(((struct vmm_err *)0)->msg)] = "";
 	snprintf(name, sizeof(name), "net%u-link", (uint8_t)n->index);
 	pthread_setname_np(pthread_self(), name);
+	/* It keeps what reopening the backend needs (vmm/caps.c). A link
+	 * thread that cannot confine itself must not run: the VM stops. */
+	struct vmm_err err = { 0 };
+	if (confine_enter(n->ev->confine, CONFINE_NET_LINK, &err) < 0) {
+		char why[sizeof(err.msg) + 40];
+		snprintf(why, sizeof(why), "net%u: link thread: %s", n->index, err.msg);
+		machine_stop(n->ev, MINIVMM_EXIT_HOST_ERROR, why);
+		return NULL;
+	}
 	bool down = false;
 	for (;;) {
 		struct pollfd fds[2] = { { .fd = n->link_stop_fd, .events = POLLIN },

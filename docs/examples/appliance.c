@@ -108,6 +108,7 @@ int main(int argc, char **argv)
 	minivmm_net_config_init(&cfg.net[0]);
 	snprintf(cfg.net[0].ifname, sizeof(cfg.net[0].ifname), "%s", argv[2]);
 	cfg.net[0].queues = 2;
+	cfg.net[0].threads = 0;          /* one worker per queue pair (default: fit the free cores) */
 	cfg.nr_nets = 1;
 
 	char err[512];

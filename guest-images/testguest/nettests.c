@@ -1,4 +1,4 @@
-/* Network tests: net-echo, net-gen, net-sink.
+/* Network tests: net-echo, net-gen, net-sink, net-duplex.
  *
  * The BSP finds and sets up the device, sends VQ_PAIRS_SET, posts the RX
  * buffers (after rx-pause-ms), then vCPU i polls queue pair i (rx 2i, tx
@@ -34,19 +34,21 @@
 #define RX_BATCH         64
 #define GEN_BATCH        64
 #define MAX_FLOWS        64         /* net-sink: flows tracked per queue */
+#define BADSUM_SHOWN     3          /* net-sink: bad checksums described per queue */
 #define STOP_LEN         (sizeof(MINIVMM_NET_STOP_MAGIC) - 1)
 
-enum net_mode { NET_ECHO, NET_GEN, NET_SINK };
+enum net_mode { NET_ECHO, NET_GEN, NET_SINK, NET_DUPLEX };
 
-static const char *const mode_name[] = { "net-echo", "net-gen", "net-sink" };
+static const char *const mode_name[] = { "net-echo", "net-gen", "net-sink", "net-duplex" };
 
 struct net_params {
 	struct np_addr self;
 	uint8_t peer_ip[4];
 	uint16_t port;
-	unsigned size;              /* net-gen frame length without FCS */
-	uint64_t count;             /* net-gen frames per queue (0: secs only) */
+	unsigned size, size_max;    /* net-gen/duplex frame lengths without FCS */
+	uint64_t count;             /* net-gen/duplex frames per queue (0: secs only) */
 	uint64_t secs;              /* 0: no time limit */
+	uint64_t wait_secs;         /* net-duplex: RX after TX ends, stop datagram at the latest */
 	unsigned queues;            /* pairs polled, one vCPU each */
 	int pairs;                  /* VQ_PAIRS_SET value, -1: queues */
 	uint64_t rx_pause_ms;
@@ -60,6 +62,7 @@ struct qstat {
 	uint64_t arp, icmp;         /* ARP and echo replies sent */
 	uint64_t other, bad, drops;
 	uint64_t lost, reorders, badsum, corrupt, flows;    /* net-sink */
+	uint64_t moved;             /* sink: flows also seen on another queue */
 	uint64_t usecs;                             /* net-gen */
 	uint64_t irq_wakeups, irq_missed;           /* irq=1, queue 0 */
 	uint64_t partial;           /* NEEDS_CSUM although GUEST_CSUM is not negotiated */
@@ -68,7 +71,8 @@ struct qstat {
 } __attribute__((aligned(64)));
 
 struct flow {
-	uint64_t next;
+	uint64_t next;              /* highest seq seen + 1 */
+	uint64_t rx;                /* datagrams of the flow on this queue */
 	int seen;
 };
 
@@ -77,6 +81,9 @@ static struct net_params prm;
 static struct vnet net;
 static struct qstat qs[VNET_MAX_PAIRS];
 static struct flow flows[VNET_MAX_PAIRS][MAX_FLOWS];
+/* Queue + 1 that saw each flow first (0: none yet): a flow the host's
+ * steering moves between queues shows up as `moved`, not as loss. */
+static uint8_t flow_queue[MAX_FLOWS];
 /* TX buffers a reply overwrote: net-gen rebuilds its template there. */
 static uint8_t tx_dirty[VNET_MAX_PAIRS][VNET_QUEUE_SIZE];
 static int net_stop;
@@ -141,6 +148,29 @@ static void get_ip(const char *key, const char *def, uint8_t ip[4])
 		bad_param(key);
 }
 
+/* size=N, or size=MIN-MAX for net-duplex (frame i of a queue is
+ * MIN + i mod (MAX - MIN + 1) bytes long). */
+static void get_sizes(void)
+{
+	const char *v = cmdline_get("size", "64"), *dash = strchr(v, '-');
+	char lo[16];
+	uint64_t a, b;
+
+	if (!dash) {
+		a = get_num("size", 64, ETH_ZLEN, ETH_FRAME_MAX);
+		prm.size = prm.size_max = (unsigned)a;
+		return;
+	}
+	if (mode != NET_DUPLEX || (size_t)(dash - v) >= sizeof(lo))
+		bad_param("size");
+	memcpy(lo, v, (size_t)(dash - v));
+	lo[dash - v] = '\0';
+	if (parse_u64(lo, &a) || parse_u64(dash + 1, &b) || a < ETH_ZLEN || b > ETH_FRAME_MAX || a > b)
+		bad_param("size");
+	prm.size = (unsigned)a;
+	prm.size_max = (unsigned)b;
+}
+
 static void parse_params(void)
 {
 	int have_count = cmdline_find("count", 0) >= 0;
@@ -148,10 +178,11 @@ static void parse_params(void)
 	get_ip("ip", "10.0.0.2", prm.self.ip);
 	get_ip("peer", "10.0.0.1", prm.peer_ip);
 	prm.port = (uint16_t)get_num("port", 5001, 1, 65535 - 1000 - VNET_MAX_PAIRS);
-	prm.size = (unsigned)get_num("size", 64, ETH_ZLEN, ETH_FRAME_MAX);
+	get_sizes();
 	prm.secs = get_num("secs", 0, 0, 1000000);
+	prm.wait_secs = get_num("wait-secs", 60, 0, 1000000);
 	prm.count = get_num("count", 0, 0, UINT64_MAX);
-	if (mode == NET_GEN && !have_count && !prm.secs)
+	if ((mode == NET_GEN || mode == NET_DUPLEX) && !have_count && !prm.secs)
 		prm.count = 1000;
 	prm.queues = (unsigned)get_num("queues", 1, 1, VNET_MAX_PAIRS);
 	prm.pairs = cmdline_find("pairs", 0) >= 0 ? (int)get_num("pairs", 0, 0, 65535) : -1;
@@ -248,6 +279,25 @@ static void learn_peer(const struct np_view *v)
 	}
 }
 
+/* A datagram with a wrong UDP checksum: what it carries and what the sum
+ * should be (the first few per queue; the soak reports them). */
+static void show_badsum(unsigned q, const struct vnet_rx *rx, const struct np_view *v,
+			uint32_t pseudo, unsigned ulen)
+{
+	struct minivmm_net_seq_hdr h = { 0 };
+	uint16_t got = v->udp->csum, want;
+
+	v->udp->csum = 0;
+	want = np_csum_fold(np_csum_add(pseudo, v->udp, ulen));
+	v->udp->csum = got;
+	if (v->payload_len >= sizeof(h))
+		memcpy(&h, v->payload, sizeof(h));
+	tg_printf("testguest: q%u badsum flow %u seq %llu frame %u udp-len %u csum 0x%04x want 0x%04x hdr-flags 0x%x gso %u csum-start %u csum-offset %u\n",
+		  q, h.flow, (unsigned long long)h.seq, rx->len, ulen, ntohs(got),
+		  ntohs(want ? want : 0xffff), rx->hdr->flags, rx->hdr->gso_type,
+		  rx->hdr->csum_start, rx->hdr->csum_offset);
+}
+
 static void sink_check(struct qstat *st, unsigned q, const struct vnet_rx *rx,
 		       const struct np_view *v)
 {
@@ -260,8 +310,8 @@ static void sink_check(struct qstat *st, unsigned q, const struct vnet_rx *rx,
 		unsigned ulen = v->payload_len + UDP_HLEN;
 		uint32_t s = np_pseudo_sum(v->ip->src, v->ip->dst, (uint16_t)ulen);
 
-		if (np_csum_fold(np_csum_add(s, v->udp, ulen)))
-			st->badsum++;
+		if (np_csum_fold(np_csum_add(s, v->udp, ulen)) && ++st->badsum <= BADSUM_SHOWN)
+			show_badsum(q, rx, v, s, ulen);
 	}
 	r = np_seq_check(v->payload, v->payload_len, &h);
 	if (r < 0 || h.flow >= MAX_FLOWS) {
@@ -272,10 +322,16 @@ static void sink_check(struct qstat *st, unsigned q, const struct vnet_rx *rx,
 		st->corrupt++;
 	f = &flows[q][h.flow];
 	if (!f->seen) {
+		uint8_t none = 0;
+
 		f->seen = 1;
 		f->next = 0;
 		st->flows++;
+		if (!__atomic_compare_exchange_n(&flow_queue[h.flow], &none, (uint8_t)(q + 1), 0,
+						 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			st->moved++;
 	}
+	f->rx++;
 	if (h.seq == f->next) {
 		f->next++;
 	} else if (h.seq > f->next) {
@@ -301,6 +357,7 @@ static void handle_udp(struct vnet_pair *p, struct qstat *st, const struct vnet_
 		send_udp_echo(p, st, rx, v, 1);
 		break;
 	case NET_SINK:
+	case NET_DUPLEX:
 		if (ntohs(v->udp->dport) != prm.port) {
 			st->other++;
 			break;
@@ -416,6 +473,25 @@ static void tx_drain(struct vnet_pair *p, uint64_t us)
 	}
 }
 
+/* Wait (bounded by progress) until the device has taken every TX frame:
+ * the frames counted as sent are the frames the VMM consumed. */
+static void tx_wait_all(struct vnet_pair *p, const char *when)
+{
+	uint64_t last_progress = rdtsc();
+
+	vnet_tx_flush(p);
+	while (vnet_tx_inflight(p)) {
+		if (vnet_tx_reclaim(p))
+			last_progress = rdtsc();
+		else if (tsc_to_us(rdtsc() - last_progress) > STALL_US) {
+			tg_printf("testguest: q%u tx stalled %s (%u in flight)\n", p->index, when,
+				  vnet_tx_inflight(p));
+			tg_exit(TG_EXIT_NET_STALL);
+		}
+		cpu_pause();
+	}
+}
+
 /* ---- per-queue loops ------------------------------------------------------ */
 
 static void echo_sink_worker(unsigned q)
@@ -442,14 +518,14 @@ static void echo_sink_worker(unsigned q)
 }
 
 /* Frame template of net-gen in TX buffer `id` of pair q: virtio header
- * and Ethernet/IPv4/UDP headers (the payload is written per frame).
- * Returns the unfolded checksum of the pseudo header and the UDP header
- * (or 0 with CSUM offload: the device sums). */
-static uint32_t gen_template(struct vnet_pair *p, uint16_t id)
+ * and Ethernet/IPv4/UDP headers for a `size`-byte frame (the payload is
+ * written per frame). Returns the unfolded checksum of the pseudo header
+ * and the UDP header (or 0 with CSUM offload: the device sums). */
+static uint32_t gen_template(struct vnet_pair *p, uint16_t id, unsigned size)
 {
 	uint8_t *buf = vnet_tx_buf(p, id), *frame = buf + VNET_HDR_LEN;
 	struct virtio_net_hdr_v1 *h = (struct virtio_net_hdr_v1 *)buf;
-	unsigned plen = prm.size - UDP_FRAME_HLEN;
+	unsigned plen = size - UDP_FRAME_HLEN;
 	struct udp_hdr *u = (struct udp_hdr *)(frame + ETH_HLEN + IP_HLEN);
 	uint32_t pseudo = np_pseudo_sum(prm.self.ip, prm.peer_ip, (uint16_t)(UDP_HLEN + plen));
 	uint32_t sum = 0;
@@ -471,41 +547,49 @@ static uint32_t gen_template(struct vnet_pair *p, uint16_t id)
 	return sum;
 }
 
+/* The payload of datagram `seq` of this queue's flow into TX buffer `id`,
+ * whose headers gen_template() wrote for `size` bytes (hsum: what it
+ * returned), and its UDP checksum unless the device computes it. */
+static void gen_payload(struct vnet_pair *p, uint16_t id, unsigned size, uint64_t seq,
+			uint32_t hsum, int sw_csum)
+{
+	uint8_t *pl = vnet_tx_buf(p, id) + VNET_HDR_LEN + UDP_FRAME_HLEN;
+	unsigned plen = size - UDP_FRAME_HLEN;
+
+	np_seq_fill(pl, plen, (uint16_t)p->index, seq);
+	if (sw_csum) {
+		uint16_t c = np_csum_fold(np_csum_add(hsum, pl, plen));
+
+		if (!c)
+			c = 0xffff;
+		__builtin_memcpy(pl - 2, &c, 2);        /* udp->csum */
+	}
+}
+
 static void gen_worker(unsigned q)
 {
 	struct vnet_pair *p = &net.pair[q];
 	struct qstat *st = &qs[q];
 	int sw_csum = !(prm.offload && vnet_has(&net, VIRTIO_NET_F_CSUM));
-	unsigned plen = prm.size - UDP_FRAME_HLEN;
 	uint32_t hsum = 0;
 	uint64_t seq = 0, t0, t1, last_progress;
 
 	for (uint16_t id = 0; id < p->tx.num; id++)
-		hsum = gen_template(p, id);
+		hsum = gen_template(p, id, prm.size);
 	t0 = last_progress = rdtsc();
 	for (unsigned iter = 0;; iter++) {
 		unsigned n = 0;
 		uint16_t id;
-		uint8_t *buf;
 
 		if ((prm.count && seq >= prm.count) || stopped())
 			break;
 		if (deadline && !(iter & 15) && tsc_passed(deadline))
 			break;
 		while (n < GEN_BATCH && (!prm.count || seq < prm.count) &&
-		       (buf = vnet_tx_get(p, &id))) {
-			uint8_t *pl = buf + VNET_HDR_LEN + UDP_FRAME_HLEN;
-
+		       vnet_tx_get(p, &id)) {
 			if (tx_dirty[q][id])
-				gen_template(p, id);
-			np_seq_fill(pl, plen, (uint16_t)q, seq);
-			if (sw_csum) {
-				uint16_t c = np_csum_fold(np_csum_add(hsum, pl, plen));
-
-				if (!c)
-					c = 0xffff;
-				__builtin_memcpy(pl - 2, &c, 2);        /* udp->csum */
-			}
+				gen_template(p, id, prm.size);
+			gen_payload(p, id, prm.size, seq, hsum, sw_csum);
 			vnet_tx_put(p, id, prm.size);
 			seq++;
 			n++;
@@ -522,27 +606,79 @@ static void gen_worker(unsigned q)
 		if (!(iter & 63))
 			rx_service(p, st, RX_BATCH);    /* ARP/ping from the host */
 	}
-	/* Wait until the device has taken every frame. */
-	last_progress = rdtsc();
-	while (vnet_tx_inflight(p)) {
-		if (vnet_tx_reclaim(p))
-			last_progress = rdtsc();
-		else if (tsc_to_us(rdtsc() - last_progress) > STALL_US) {
-			tg_printf("testguest: q%u tx stalled at the end (%u in flight)\n",
-				  q, vnet_tx_inflight(p));
-			tg_exit(TG_EXIT_NET_STALL);
-		}
-		cpu_pause();
-	}
+	tx_wait_all(p, "at the end");
 	t1 = rdtsc();
 	st->tx = seq;
 	st->usecs = tsc_to_us(t1 - t0);
+}
+
+/* Frame length of datagram `seq` of a queue: cycles through size..size_max. */
+static unsigned duplex_size(uint64_t seq)
+{
+	return prm.size + (unsigned)(seq % (prm.size_max - prm.size + 1));
+}
+
+/* net-duplex: both directions at once on this queue pair. TX sends flow q
+ * (net-gen's datagrams, port+1000+q -> peer:port, sizes cycling) for `secs`
+ * or `count`; in the same loop RX counts and checks the host's datagrams to
+ * `port` (net-sink's checks) and answers ARP and ping. RX goes on after TX
+ * ends, until the stop datagram (at most wait-secs more); then what is
+ * still arriving is taken for DRAIN_US and every TX frame handed over. */
+static void duplex_worker(unsigned q)
+{
+	struct vnet_pair *p = &net.pair[q];
+	struct qstat *st = &qs[q];
+	int sw_csum = !(prm.offload && vnet_has(&net, VIRTIO_NET_F_CSUM));
+	uint64_t seq = 0, t0 = rdtsc(), t_end = 0, last_progress = t0, rx_until = 0, end;
+	int sending = 1;
+
+	while (!stopped()) {
+		unsigned n = 0;
+		uint16_t id;
+
+		if (sending && ((prm.count && seq >= prm.count) || (deadline && tsc_passed(deadline)))) {
+			sending = 0;
+			vnet_tx_flush(p);
+			rx_until = tsc_deadline_us(prm.wait_secs * 1000000);
+		}
+		while (sending && n < GEN_BATCH && (!prm.count || seq < prm.count) &&
+		       vnet_tx_get(p, &id)) {
+			unsigned size = duplex_size(seq);
+
+			gen_payload(p, id, size, seq, gen_template(p, id, size), sw_csum);
+			vnet_tx_put(p, id, size);
+			seq++;
+			n++;
+		}
+		if (n) {
+			vnet_tx_flush(p);
+			last_progress = rdtsc();
+		} else if (sending && tsc_to_us(rdtsc() - last_progress) > STALL_US) {
+			tg_printf("testguest: q%u tx stalled after %llu frames (%u in flight)\n",
+				  q, (unsigned long long)seq, vnet_tx_inflight(p));
+			tg_exit(TG_EXIT_NET_STALL);
+		}
+		rx_service(p, st, RX_BATCH);
+		__atomic_store_n(&st->progress, seq + st->frames, __ATOMIC_RELAXED);
+		if (!sending && !t_end && !vnet_tx_inflight(p))
+			t_end = rdtsc();
+		if (!sending && tsc_passed(rx_until))
+			set_stop();
+	}
+	end = tsc_deadline_us(DRAIN_US);
+	while (!tsc_passed(end))
+		rx_service(p, st, RX_BATCH);
+	tx_wait_all(p, "at the end");
+	st->tx = seq;
+	st->usecs = tsc_to_us((t_end ? t_end : rdtsc()) - t0);
 }
 
 static void run_worker(unsigned q)
 {
 	if (mode == NET_GEN)
 		gen_worker(q);
+	else if (mode == NET_DUPLEX)
+		duplex_worker(q);
 	else
 		echo_sink_worker(q);
 	__atomic_store_n(&qs[q].done, 1, __ATOMIC_RELEASE);
@@ -614,10 +750,21 @@ static void wait_workers(void)
 
 #define U(x) ((unsigned long long)(x))
 
+/* net-duplex: one line per flow and queue that saw it, for the soak's
+ * accounting (the host knows what it sent per flow, not per queue). */
+static void report_flows(void)
+{
+	for (unsigned q = 0; q < prm.queues; q++)
+		for (unsigned f = 0; f < MAX_FLOWS; f++)
+			if (flows[q][f].seen)
+				tg_printf("testguest: flow %u q%u rx %llu next %llu\n", f, q,
+					  U(flows[q][f].rx), U(flows[q][f].next));
+}
+
 static void report(void)
 {
 	struct qstat t;
-	uint64_t kicks = 0;
+	uint64_t kicks = 0, txframes = 0, rxerr = 0;
 
 	memset(&t, 0, sizeof(t));
 	for (unsigned q = 0; q < prm.queues; q++) {
@@ -643,6 +790,14 @@ static void report(void)
 				  U(s->usecs ? s->tx * 1000000 / s->usecs : 0), U(s->frames),
 				  U(s->arp), U(s->icmp));
 			break;
+		case NET_DUPLEX:
+			tg_printf("testguest: q%u rx %llu lost %llu reorders %llu bad %llu badsum %llu corrupt %llu flows %llu moved %llu frames %llu rxerr %llu tx %llu txframes %llu drops %llu usecs %llu pps %llu arp %llu icmp %llu other %llu rxkicks %llu txkicks %llu partial %llu\n",
+				  q, U(s->rx), U(s->lost), U(s->reorders), U(s->bad), U(s->badsum),
+				  U(s->corrupt), U(s->flows), U(s->moved), U(s->frames), U(p->rx_errors),
+				  U(s->tx), U(p->tx_frames), U(s->drops), U(s->usecs),
+				  U(s->usecs ? s->tx * 1000000 / s->usecs : 0), U(s->arp), U(s->icmp),
+				  U(s->other), U(p->rx.kicks), U(p->tx.kicks), U(s->partial));
+			break;
 		}
 		t.rx += s->rx;
 		t.tx += s->tx;
@@ -652,6 +807,10 @@ static void report(void)
 		t.bad += s->bad;
 		t.badsum += s->badsum;
 		t.corrupt += s->corrupt;
+		t.moved += s->moved;
+		t.frames += s->frames;
+		txframes += p->tx_frames;
+		rxerr += p->rx_errors;
 		t.usecs = s->usecs > t.usecs ? s->usecs : t.usecs;
 		kicks += p->tx.kicks;
 	}
@@ -672,6 +831,12 @@ static void report(void)
 		tg_printf("testguest: net-gen done tx %llu kicks %llu usecs %llu pps %llu\n",
 			  U(t.tx), U(kicks), U(t.usecs),
 			  U(t.usecs ? t.tx * 1000000 / t.usecs : 0));
+		break;
+	case NET_DUPLEX:
+		report_flows();
+		tg_printf("testguest: net-duplex done rx %llu lost %llu reorders %llu bad %llu badsum %llu corrupt %llu moved %llu tx %llu txframes %llu drops %llu frames %llu rxerr %llu\n",
+			  U(t.rx), U(t.lost), U(t.reorders), U(t.bad), U(t.badsum), U(t.corrupt),
+			  U(t.moved), U(t.tx), U(txframes), U(t.drops), U(t.frames), U(rxerr));
 		break;
 	}
 }
@@ -731,7 +896,7 @@ static __attribute__((noreturn)) void net_run(enum net_mode m)
 	if (prm.rx_pause_ms)
 		tg_printf("testguest: rx buffers posted\n");
 
-	if (mode == NET_GEN) {
+	if (mode == NET_GEN || mode == NET_DUPLEX) {
 		resolve_peer();
 		tg_printf("testguest: peer %u.%u.%u.%u is %02x:%02x:%02x:%02x:%02x:%02x\n",
 			  prm.peer_ip[0], prm.peer_ip[1], prm.peer_ip[2], prm.peer_ip[3],
@@ -768,4 +933,9 @@ void test_net_gen(void)
 void test_net_sink(void)
 {
 	net_run(NET_SINK);
+}
+
+void test_net_duplex(void)
+{
+	net_run(NET_DUPLEX);
 }

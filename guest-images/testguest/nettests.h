@@ -1,4 +1,5 @@
-/* Network tests over the virtio-net driver: net-echo, net-gen, net-sink
+/* Network tests over the virtio-net driver: net-echo, net-gen, net-sink,
+ * net-duplex
  * (docs/testguest.md has the command line, output lines and exit codes). */
 #ifndef TESTGUEST_NETTESTS_H
 #define TESTGUEST_NETTESTS_H
@@ -6,5 +7,6 @@
 void test_net_echo(void);
 void test_net_gen(void);
 void test_net_sink(void);
+void test_net_duplex(void);
 
 #endif

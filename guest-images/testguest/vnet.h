@@ -43,6 +43,7 @@ struct vnet_pair {
 	uint8_t *rxbuf, *txbuf;
 	int mrg;                    /* VIRTIO_NET_F_MRG_RXBUF: num_buffers valid */
 	uint64_t rx_errors;         /* bad used entries, merged frames (dropped) */
+	uint64_t tx_frames;         /* frames queued with vnet_tx_put */
 };
 
 struct vnet {
@@ -103,6 +104,7 @@ static inline void vnet_tx_put(struct vnet_pair *p, uint16_t id, unsigned len)
 {
 	p->tx.desc[id].len = VNET_HDR_LEN + len;
 	virtq_push(&p->tx, id);
+	p->tx_frames++;
 }
 static inline int vnet_tx_flush(struct vnet_pair *p)
 {

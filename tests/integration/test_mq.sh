@@ -207,8 +207,9 @@ t_mq_workers_pinned_as_asked() {
 	[ "$all" = "0-1" ] || { fail "this test expects CPUs 0-1 to be usable, have '$all'"; return 1; }
 	mq_err() { errs+=("$1: $(cat "$TMP_ROOT/.reason")"); }
 
-	# No pinning asked anywhere: every thread may run anywhere.
-	if mq_pin_run mqnopin 2 tap=t0,queues=2; then
+	# No pinning asked anywhere: every thread may run anywhere. (Per-queue
+	# workers, so both pairs have one: threads=auto may give them one.)
+	if mq_pin_run mqnopin 2 tap=t0,queues=2,threads=per-queue; then
 		mq_expect_affinity "$AFF" net0-q0 "$all" && mq_expect_affinity "$AFF" net0-q1 "$all" &&
 			mq_expect_affinity "$AFF" vcpu0 "$all" && mq_expect_affinity "$AFF" vcpu1 "$all" &&
 			stats_check "$OUT" '
@@ -221,7 +222,7 @@ check([(x["name"], x["cpu"]) for x in w] == [("net0-q0", -1), ("net0-q1", -1)], 
 
 	# Without cpus= the workers are not pinned, even though the vCPU thread
 	# that starts them (at DRIVER_OK) is.
-	if mq_pin_run mqvcpupin 2,pin=0,1 tap=t0,queues=2; then
+	if mq_pin_run mqvcpupin 2,pin=0,1 tap=t0,queues=2,threads=per-queue; then
 		mq_expect_affinity "$AFF" vcpu0 0 && mq_expect_affinity "$AFF" vcpu1 1 &&
 			mq_expect_affinity "$AFF" net0-q0 "$all" && mq_expect_affinity "$AFF" net0-q1 "$all" ||
 			mq_err "[--cpus 2,pin=0,1 --net queues=2 (no cpus=)]"
@@ -276,7 +277,7 @@ t_mq_bad_cpu_list_refused() {
 	mq_refuses "^minivmm: --net cpus: CPU 7 is not one this process may run on" \
 		--kernel "$TESTGUEST" --net tap=t0,cpus=7 || return 1
 	mq_refuses "^minivmm: --net cpus: 1 CPUs listed for 2 worker threads" \
-		--kernel "$TESTGUEST" --net tap=t0,queues=2,cpus=1 || return 1
+		--kernel "$TESTGUEST" --net tap=t0,queues=2,threads=per-queue,cpus=1 || return 1
 	mq_refuses "^minivmm: --cpus pin: 1 CPUs listed for 2 vCPUs" \
 		--kernel "$TESTGUEST" --cpus 2,pin=0 --net tap=t0 || return 1
 	mq_refuses "^minivmm: --cpus pin: CPU 7 is not one this process may run on" \

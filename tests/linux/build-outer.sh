@@ -9,6 +9,8 @@
 #   --qemu           add qemu-system-x86_64 with its libraries and microvm's firmware
 #                    (outer-init's minivmm.vmms=...,qemu: QEMU microvm as the inner VMM)
 #   --vmm NAME=PATH  add another static minivmm as /bin/NAME (a variant to compare)
+#   --inner-variant NAME=DIR  add DIR/bzImage (an inner kernel variant,
+#                    build-kernel.sh --variant NAME) as /inner/NAME/bzImage
 #   KVER             version of the outer kernel (its modules come from /lib/modules/KVER)
 #   INNER_KERNEL_DIR holds bzImage and vmlinux (guest-images/linux/build-kernel.sh)
 #   MINIVMM          static minivmm binary; without it the outer guest reports
@@ -21,11 +23,12 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 die() { echo "build-outer: error: $*" >&2; exit 1; }
 
-with_qemu=0 variants=""
+with_qemu=0 variants="" kvariants=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--qemu) with_qemu=1; shift ;;
 	--vmm) variants="$variants $2"; shift 2 ;;
+	--inner-variant) kvariants="$kvariants $2"; shift 2 ;;
 	*) break ;;
 	esac
 done
@@ -80,6 +83,12 @@ done
 grep -qx 'kvm-amd.ko' "$stage/modules/order" || die "modprobe -S $kver found no kvm-amd module"
 
 cp "$inner/bzImage" "$inner/vmlinux" "$stage/inner/"
+for v in $kvariants; do
+	name=${v%%=*} dir=${v#*=}
+	[ -f "$dir/bzImage" ] || die "--inner-variant $v: no $dir/bzImage"
+	mkdir -p "$stage/inner/$name"
+	cp "$dir/bzImage" "$stage/inner/$name/bzImage"
+done
 cp "$inner_initrd" "$stage/inner/initramfs.cpio"
 if [ -n "$deb_kernel" ]; then
 	mkdir -p "$stage/inner/debian"

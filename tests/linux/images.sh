@@ -14,6 +14,24 @@ li_inner_kernel() {
 	fi
 }
 
+# li_inner_variants CASES: the inner kernel variants the cases need
+# (guest-images/linux/inner-NAME.config; today acpi-nopci for the *-acpi-nopci
+# cases), as "NAME=DIR" words in kvariants, or kvariants_err.
+li_inner_variants() {
+	kvariants="" kvariants_err=""
+	local name dir
+	for name in acpi-nopci; do
+		case " $1 " in *"$name"*) ;; *) continue ;; esac
+		if ! dir=$("$repo/guest-images/linux/build-kernel.sh" --variant "$name" 2>"$logs/kernel-$name-build.log" | tail -n 1) ||
+		   [ ! -f "$dir/bzImage" ]; then
+			tail -n 5 "$logs/kernel-$name-build.log" | sed 's/^/#   /'
+			kvariants_err="inner kernel variant $name: build failed, see $logs/kernel-$name-build.log"
+			return 1
+		fi
+		kvariants="$kvariants $name=$dir"
+	done
+}
+
 # li_inner_initrd OUT: the inner initramfs with the network tools.
 li_inner_initrd() {
 	"$repo/guest-images/linux/build-initramfs.sh" --net-tools "$1" 2>"$logs/initramfs-build.log"

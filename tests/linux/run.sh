@@ -32,7 +32,7 @@ build=${BUILD:-build}
 case "$build" in /*) ;; *) build=$repo/$build ;; esac
 work=$build/linux
 logs=$build/linux-logs
-all_cases="bzimage pvh net-bzimage-q1 net-bzimage-q2 net-pvh-q2 net-q2-threads1 debian-acpi"
+all_cases="bzimage pvh net-bzimage-q1 net-bzimage-q2 net-pvh-q2 net-q2-threads1 net-acpi-nopci-q1 acpi-nopci-hint debian-acpi"
 cases=${LINUX_TEST_CASES:-$all_cases}
 limit=${LINUX_TEST_TIMEOUT:-180}
 mkdir -p "$work" "$logs"
@@ -81,6 +81,9 @@ echo "# inner kernel: $kdir ($(( $(date +%s) - t0 ))s)"
 # --- inner initramfs ---
 inner_initrd=$work/inner-initramfs.cpio
 li_inner_initrd "$inner_initrd" || fail_all "inner initramfs build failed" "$logs/initramfs-build.log"
+
+# --- inner kernel variants (net-acpi-nopci-*: ACPI=y, PCI=n) ---
+li_inner_variants "$cases" || fail_all "$kvariants_err" "-"
 
 # --- Debian's kernel and its initramfs (debian-acpi) ---
 li_debian "$cases"
@@ -173,7 +176,21 @@ check_case() {
 			reason="minivmm never returned in the outer guest (qemu status $st$([ "$st" = 124 ] && echo ", timed out after ${limit}s")$([ "$st" = 125 ] && echo ", outer guest wedged: killed after ${LI_STALL:-90}s without a console line"))"
 		fi
 	fi
-	if [ -z "$reason" ]; then
+	if [ -z "$reason" ] && [ "$c" = acpi-nopci-hint ]; then
+		# This kernel under --acpi=on has no interrupts for COM1 or the
+		# virtio-mmio device (Linux 6.1, ACPI=y PCI=n: no ACPI table loads
+		# and hardware-reduced ACPI leaves the legacy IRQs unmapped), so its
+		# init cannot print a result line: what counts is that it booted,
+		# its virtio_net probe failed, and minivmm said why.
+		if ! grep -q 'virtio_net: probe of virtio0 failed' "$clean"; then
+			reason="the ACPI=y PCI=n kernel under --acpi=on: no failed virtio_net probe in its log (did it boot? is the case still needed?)"
+		elif ! grep -q 'minivmm: virtio-mmio device at 0x[0-9a-f]*: the guest.s driver gave up on it .*--acpi=off' "$clean"; then
+			reason="the ACPI=y PCI=n kernel's driver failed its virtio-mmio device under --acpi=on, and minivmm did not say why (no 'gave up on it ... --acpi=off' line)"
+		elif [ "$vexit" != 0 ]; then
+			reason="minivmm exit=$vexit, want 0 (the guest resets after its init ends)"
+		fi
+		result="minivmm told why: $(grep -m 1 -o 'minivmm: virtio-mmio device at .*' "$clean" | cut -c1-120)..."
+	elif [ -z "$reason" ]; then
 		case "$result" in
 		"MINIVMM-RESULT: PASS "*"token=$token-$c "*)
 			if [ "$vexit" != 0 ]; then
@@ -240,12 +257,18 @@ if [ "$mode" = direct ]; then
 		net-*)
 			kernel=$kdir/bzImage
 			case "$c" in *pvh*) kernel=$kdir/vmlinux ;; esac
+			for v in $kvariants; do
+				case "$c" in *"-${v%%=*}"*) kernel=${v#*=}/bzImage ;; esac
+			done
 			q=$(net_queues "$c")
 			th=$(echo "$c" | sed -n 's/.*-threads\([0-9][0-9]*\).*/\1/p')
 			net="tap=mtap0,queues=$q${th:+,threads=$th}" ;;
 		debian-acpi)
 			[ -n "$deb_kernel" ] || { fail "$c" "$deb_err" "-"; continue; }
 			kernel=$deb_kernel q=2 net="tap=mtap0,queues=2" ;;
+		acpi-nopci-hint)
+			for v in $kvariants; do [ "${v%%=*}" = acpi-nopci ] && kernel=${v#*=}/bzImage; done
+			q=1 net="tap=mtap0" ;;
 		*) fail "$c" "unknown case" "-"; continue ;;
 		esac
 		cmd="console=ttyS0 reboot=k panic=-1 minivmm.test=$token-$c minivmm.cpus=2"
@@ -269,17 +292,18 @@ if [ "$mode" = direct ]; then
 					iperf_pids="$iperf_pids $!"
 				done
 			fi
-			if [ "$c" = debian-acpi ]; then
+			if [ "$c" = debian-acpi ] || [ "$c" = acpi-nopci-hint ]; then
 				args+=(--net "$net")
 			else
 				cmd="$cmd minivmm.checks=cmdline,cpus,net minivmm.queues=$q minivmm.settle=2 minivmm.watchdog=60"
 				args+=(--net "$net" --stats=json)
 			fi
 		fi
+		case "$c" in net-*acpi-nopci*) args+=(--acpi=off) ;; esac   # see outer-init
 		t0=$(date +%s)
 		timeout -k 5 "$limit" "$vmm" "${args[@]}" --cmdline "$cmd" </dev/null >>"$log" 2>&1 &
 		vpid=$!
-		if [ -n "$net" ] && [ "$c" != debian-acpi ]; then
+		if [ -n "$net" ] && [ "$c" != debian-acpi ] && [ "$c" != acpi-nopci-hint ]; then
 			# Live stats once the inner result line is out (see outer-init).
 			while kill -0 "$vpid" 2>/dev/null; do
 				if grep -q 'MINIVMM-RESULT:' "$log"; then
@@ -305,7 +329,8 @@ fi
 command -v qemu-system-x86_64 >/dev/null || fail_all "qemu-system-x86_64 not installed (scripts/install-deps.sh linux)" "-"
 li_outer_kernel || fail_all "$okernel_err" "-"
 outer=$work/outer-initramfs.cpio
-if ! "$repo/tests/linux/build-outer.sh" "$outer" "$okver" "$kdir" "$inner_initrd" $vmm \
+if ! "$repo/tests/linux/build-outer.sh" $(for v in $kvariants; do echo "--inner-variant $v"; done) \
+	"$outer" "$okver" "$kdir" "$inner_initrd" $vmm \
 	${vmm:+$deb_kernel} ${vmm:+${deb_kernel:+$deb_initrd}} 2>"$logs/outer-build.log"; then
 	cat "$logs/outer-build.log" | sed 's/^/#   /'
 	fail_all "outer initramfs build failed" "$logs/outer-build.log"
@@ -358,7 +383,7 @@ for c in $cases; do
 	log=$logs/$c.log
 	if [ "$c" = debian-acpi ] && [ -z "$deb_kernel" ]; then fail "$c" "$deb_err" "-"; continue; fi
 	run_nested_case "$c" "$log"
-	if no_result "$log"; then
+	if [ "$c" != acpi-nopci-hint ] && no_result "$log"; then   # that case prints none
 		mv "$log" "$log.attempt1"
 		diag "$c: no result from the inner guest ($(first_failure "$log.attempt1")); log: $log.attempt1; running it once more"
 		reruns+=("$c ($(failure_kind "$log.attempt1"))")

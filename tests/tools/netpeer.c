@@ -34,8 +34,8 @@ static const struct {
 	  "netpeer count --port P [--expect N] [--flows F] [--timeout-ms T] [--idle-ms I]\n"
 	  "              [--ready-file PATH] [--json]" },
 	{ "send", CMD_SEND, np_send,
-	  "netpeer send --dst IP --port P --count N [--size FRAME|MIN-MAX] [--flows K]\n"
-	  "             [--rate PPS] [--first-seq S] [--timeout-ms T] [--stop] [--json]" },
+	  "netpeer send --dst IP --port P --count N|--duration-ms D [--size FRAME|MIN-MAX]\n"
+	  "             [--flows K] [--rate PPS] [--first-seq S] [--timeout-ms T] [--stop] [--json]" },
 	{ "stop", CMD_STOP, np_stop,
 	  "netpeer stop --dst IP --port P [--repeat R]" },
 	{ "echo-server", CMD_ECHO_SERVER, np_echo_server,
@@ -66,6 +66,8 @@ static const char usage_text[] =
 	"               paced to --rate PPS when given. Default --size 60; gives up\n"
 	"               after --timeout-ms (30000) if the socket stays full. --first-seq S\n"
 	"               continues the sequence of an earlier send to the same receiver.\n"
+	"               --duration-ms D sends for D ms (and at most --count if given),\n"
+	"               the flows in turn, a batch each; the timeout then counts after D.\n"
 	"  stop         send the stop datagram --repeat times (default 3), 50 ms apart.\n"
 	"  echo-server  echo every datagram to its sender until a stop datagram or\n"
 	"               --timeout-ms (default 60000); --drop/corrupt/dup-every N spoil\n"
@@ -136,7 +138,7 @@ static bool parse_sizes(const char *s, unsigned *lo, unsigned *hi)
 enum opt_id {
 	O_DST, O_PORT, O_COUNT, O_SIZES, O_FLOWS, O_WINDOW, O_TIMEOUT, O_LOSS, O_WAIT,
 	O_IDLE, O_EXPECT, O_RATE, O_REPEAT, O_DROP, O_CORRUPT, O_DUP, O_STOP,
-	O_ALLOW_LOSS, O_JSON, O_READY, O_FIRST_SEQ, O_GSO,
+	O_ALLOW_LOSS, O_JSON, O_READY, O_FIRST_SEQ, O_GSO, O_DURATION,
 };
 
 static const struct {
@@ -160,6 +162,7 @@ static const struct {
 	{ "--expect",        O_EXPECT,     CMD_COUNT, true },
 	{ "--rate",          O_RATE,       CMD_SEND, true },
 	{ "--first-seq",     O_FIRST_SEQ,  CMD_SEND, true },
+	{ "--duration-ms",   O_DURATION,   CMD_SEND, true },
 	{ "--repeat",        O_REPEAT,     CMD_STOP, true },
 	{ "--drop-every",    O_DROP,       CMD_ECHO_SERVER, true },
 	{ "--corrupt-every", O_CORRUPT,    CMD_ECHO_SERVER, true },
@@ -221,6 +224,7 @@ static bool set_option(struct np_opts *o, enum opt_id id, const char *name, cons
 	case O_LOSS:    ok = parse_u64(val, 1, DAY_MS, &o->loss_ms); what = "a time in ms"; break;
 	case O_WAIT:    ok = parse_u64(val, 1, DAY_MS, &o->wait_ms); what = "a time in ms"; break;
 	case O_IDLE:    ok = parse_u64(val, 1, DAY_MS, &o->idle_ms); what = "a time in ms"; break;
+	case O_DURATION: ok = parse_u64(val, 1, DAY_MS, &o->duration_ms); what = "a time in ms"; break;
 	case O_DROP:    ok = parse_u64(val, 1, UINT64_MAX, &o->drop_every); break;
 	case O_CORRUPT: ok = parse_u64(val, 1, UINT64_MAX, &o->corrupt_every); break;
 	case O_DUP:     ok = parse_u64(val, 1, UINT64_MAX, &o->dup_every); break;
@@ -281,8 +285,10 @@ static int parse_args(int argc, char **argv, enum np_cmd cmd, const char *cmd_na
 		return usage_error("%s: --dst IP is required", cmd_name);
 	if (!(seen & (1u << O_PORT)))
 		return usage_error("%s: --port P is required", cmd_name);
+	if (cmd == CMD_SEND && !(seen & (1u << O_COUNT)) && !(seen & (1u << O_DURATION)))
+		return usage_error("%s: --count N or --duration-ms D is required", cmd_name);
 	if (cmd == CMD_SEND && !(seen & (1u << O_COUNT)))
-		return usage_error("%s: --count N is required", cmd_name);
+		o->count = UINT64_MAX / 2;   /* --duration-ms alone: no count limit */
 	if (o->count < o->flows && (cmd & (CMD_ECHO_CHECK | CMD_SEND)))
 		return usage_error("%s: --count %" PRIu64 " is less than --flows %u",
 				   cmd_name, o->count, o->flows);

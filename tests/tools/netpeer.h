@@ -30,6 +30,7 @@ struct np_opts {
 	uint64_t expect;                 /* 0: not given */
 	uint64_t rate;                   /* datagrams per second, 0: unlimited */
 	uint64_t first_seq;              /* send: every flow starts at this seq */
+	uint64_t duration_ms;            /* send: stop after this long (0: --count only) */
 	unsigned repeat;
 	unsigned gso;                    /* echo-check: datagrams per UDP_SEGMENT send, 0/1: none */
 	uint64_t drop_every, corrupt_every, dup_every;

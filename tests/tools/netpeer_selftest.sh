@@ -90,13 +90,22 @@ t_stream_paced_mixed_sizes() {
 t_stream_stop() {
 	stream_case --flows 2 -- --count 1000 --flows 2 --stop && has stopped=stop "$WORK/count.out"
 }
+# --duration-ms: paced so the count is exact; the flows take turns.
+t_stream_duration() {
+	stream_case --flows 2 -- --duration-ms 500 --rate 10000 --flows 2 --stop &&
+		has stopped=duration "$WORK/send.out" && has gaps=0 "$WORK/count.out" &&
+		[ "$(sed -n 's/^sent=//p' "$WORK/send.out")" = "$(sed -n 's/^received=//p' "$WORK/count.out")" ] &&
+		[ "$(sed -n 's/^sent=//p' "$WORK/send.out")" -ge 3000 ] &&
+		[ "$(sed -n 's/^sent=//p' "$WORK/send.out")" -le 5100 ] ||
+		{ echo "  sent $(sed -n 's/^sent=//p' "$WORK/send.out") in 500 ms at 10000/s"; return 1; }
+}
 
 t_usage_errors() {
 	local out="$WORK/usage.out"
 	"$NP" count --port 0 > "$out" 2>&1
 	[ $? = 2 ] && [ "$(wc -l < "$out")" = 1 ] && has "netpeer: --port: '0' is not a port (1-65535)" "$out" &&
 		{ "$NP" send --dst 10.0.0.2 --port 5 > "$out" 2>&1; [ $? = 2 ]; } &&
-		has "netpeer: send: --count N is required" "$out" &&
+		has "netpeer: send: --count N or --duration-ms D is required" "$out" &&
 		"$NP" --help > "$out" && grep -q '^  netpeer echo-check' "$out"
 }
 
@@ -117,7 +126,7 @@ netns_create A && netns_create B &&
 	netns_veth_between "$A" va "$B" vb &&
 	netns_add_addr "$A" va 10.0.0.1/24 && netns_add_addr "$B" vb 10.0.0.2/24 || exit 1
 for t in echo_clean echo_detects_loss echo_allow_loss echo_detects_corruption \
-	 echo_detects_duplicates stream_full_rate stream_paced_mixed_sizes stream_stop \
+	 echo_detects_duplicates stream_full_rate stream_paced_mixed_sizes stream_stop stream_duration \
 	 usage_errors netns_cleanup; do
 	check "$t" "t_$t"
 done

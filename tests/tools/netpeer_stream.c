@@ -229,7 +229,8 @@ struct sender {
 	int *fds;
 	uint64_t *next_seq;           /* per flow */
 	uint64_t sent, frame_bytes, net_errors, retries, deadline;
-	bool timed_out;
+	uint64_t end;                 /* --duration-ms: stop sending at this time (0: never) */
+	bool timed_out, ended;
 	struct mmsghdr msgs[BATCH];
 	struct iovec iov[BATCH];
 	uint8_t buf[BATCH][UDPF_PAYLOAD_MAX];
@@ -253,6 +254,10 @@ static int sender_push(struct sender *s, int fd, unsigned n)
 		if (m > 0) {
 			done += (unsigned)m;
 			continue;
+		}
+		if (s->end && now >= s->end) {
+			s->ended = true;   /* the time is up while the socket is full */
+			break;
 		}
 		if (now >= s->deadline) {
 			s->timed_out = true;
@@ -307,8 +312,12 @@ static int sender_loop(struct sender *s, const struct np_opts *o, uint64_t t0)
 	uint64_t per_ms = o->rate / 1000;
 	unsigned max = !o->rate ? BATCH : per_ms < 1 ? 1 : per_ms > BATCH ? BATCH : (unsigned)per_ms;
 
-	while (s->sent < o->count && !s->timed_out) {
-		for (unsigned f = 0; f < o->flows && s->sent < o->count && !s->timed_out; f++) {
+	while (s->sent < o->count && !s->timed_out && !s->ended) {
+		for (unsigned f = 0; f < o->flows && s->sent < o->count && !s->timed_out && !s->ended; f++) {
+			if (s->end && udpf_now_ns() >= s->end) {
+				s->ended = true;
+				break;
+			}
 			if (o->rate)
 				udpf_sleep_until_ns(t0 + s->sent * NS_PER_S / o->rate);
 			int err = sender_batch(s, o, f, max);
@@ -326,7 +335,7 @@ static int sender_report(struct sender *s, const struct np_opts *o, uint64_t ns)
 
 	report_begin(&rep, stdout, o->json);
 	report_u64(&rep, "sent", s->sent);
-	report_u64(&rep, "unsent", o->count - s->sent);
+	report_u64(&rep, "unsent", o->duration_ms ? 0 : o->count - s->sent);
 	report_u64(&rep, "flows", o->flows);
 	for (unsigned f = 0; f < o->flows; f++)
 		report_flow_u64(&rep, f, "sent", s->next_seq[f]);
@@ -335,6 +344,7 @@ static int sender_report(struct sender *s, const struct np_opts *o, uint64_t ns)
 	report_u64(&rep, "elapsed_ms", ns / NS_PER_MS);
 	report_f64(&rep, "rate_pps", per_sec(s->sent, ns));
 	report_f64(&rep, "rate_mbps", per_sec(s->frame_bytes * 8, ns) / 1e6);
+	report_str(&rep, "stopped", s->timed_out ? "timeout" : s->ended ? "duration" : "count");
 	snprintf(reason, sizeof(reason), "timed out after %" PRIu64 " ms with %" PRIu64
 		 " datagrams unsent", o->timeout_ms, o->count - s->sent);
 	return report_end(&rep, s->timed_out ? reason : NULL);
@@ -358,7 +368,8 @@ int np_send(const struct np_opts *o)
 		if ((s->fds[f] = err = udpf_socket(0, &o->dst, 0, true)) < 0)
 			goto fail;
 	t0 = udpf_now_ns();
-	s->deadline = t0 + o->timeout_ms * NS_PER_MS;
+	s->end = o->duration_ms ? t0 + o->duration_ms * NS_PER_MS : 0;
+	s->deadline = t0 + (o->duration_ms + o->timeout_ms) * NS_PER_MS;
 	if ((err = sender_loop(s, o, t0)) < 0)
 		goto fail;
 	ns = udpf_now_ns() - t0;

@@ -228,3 +228,23 @@ Test(cli, dump_dtb_takes_a_file_name)
 	cr_expect_eq(PARSE(&o, &e, "--kernel", "k", "--dump-dtb"), -EINVAL);
 	cr_expect_str_eq(e.msg, "--dump-dtb needs a value");
 }
+
+Test(cli, seccomp_modes_and_drop_caps)
+{
+	struct cli_options o;
+	struct vmm_err e = { 0 };
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k"), 0);
+	cr_assert_eq(o.vm.seccomp, MINIVMM_SECCOMP_ON, "filters are on by default");
+	cr_assert_eq(o.vm.drop_caps, 0, "capabilities are kept by default");
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--seccomp=off"), 0);
+	cr_assert_eq(o.vm.seccomp, MINIVMM_SECCOMP_OFF);
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--seccomp", "log", "--drop-caps"), 0);
+	cr_assert_eq(o.vm.seccomp, MINIVMM_SECCOMP_LOG);
+	cr_assert_eq(o.vm.drop_caps, 1);
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--seccomp=on"), 0);
+	cr_assert_eq(o.vm.seccomp, MINIVMM_SECCOMP_ON);
+	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "--seccomp=strict"), 0);
+	cr_assert_str_eq(e.msg, "--seccomp: 'strict' is not on, off or log");
+	cr_assert_eq(PARSE(&o, &e, "--seccomp-list"), 0, "needs no kernel");
+	cr_assert(o.seccomp_list);
+}

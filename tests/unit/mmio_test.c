@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <linux/virtio_config.h>
 #include <linux/virtio_mmio.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "devices/virtio/mmio.h"
@@ -93,10 +94,18 @@ struct fake_machine {
 	int ioeventfds;          /* registered now */
 	int irqfds;
 	uint64_t notify_addr;    /* the last ioeventfd address */
+	unsigned log_lines;
+	char last_log[512];
 };
 
 static void fm_stop(void *o, int status, const char *reason) { (void)o; (void)status; (void)reason; }
-static void fm_log(void *o, const char *line) { (void)o; (void)line; }
+
+static void fm_log(void *o, const char *line)
+{
+	struct fake_machine *f = o;
+	f->log_lines++;
+	snprintf(f->last_log, sizeof(f->last_log), "%s", line);
+}
 
 static int fm_ioeventfd(void *o, uint64_t addr, unsigned len, uint64_t datamatch, int fd, bool assign)
 {
@@ -396,6 +405,25 @@ Test(mmio, failed_status_resets_the_device)
 	driver_ok(&e);
 	wr(&e, VIRTIO_MMIO_STATUS, S_ACK | S_DRV | S_FOK | S_DOK | VIRTIO_CONFIG_S_FAILED);
 	cr_assert_eq(e.dev.reset_calls, 1);
+	env_done(&e);
+}
+
+/* A driver that gives up leaves the user with a missing NIC: the VMM says
+ * so once, with the machine's hint (the VM's: ACPI on, a kernel that cannot
+ * read the tables), and not again after every reset. */
+Test(mmio, failed_status_is_said_once_with_the_hint)
+{
+	struct env e;
+	env_init(&e);
+	e.t->failed_hint = "try --acpi=off";
+	for (int i = 0; i < 3; i++) {
+		wr(&e, VIRTIO_MMIO_STATUS, S_ACK | S_DRV);
+		wr(&e, VIRTIO_MMIO_STATUS, S_ACK | S_DRV | VIRTIO_CONFIG_S_FAILED);
+		wr(&e, VIRTIO_MMIO_STATUS, 0);
+	}
+	cr_assert_eq(e.machine.log_lines, 1, "%u lines", e.machine.log_lines);
+	cr_assert(strstr(e.machine.last_log, "FAILED"), "%s", e.machine.last_log);
+	cr_assert(strstr(e.machine.last_log, "try --acpi=off"), "%s", e.machine.last_log);
 	env_done(&e);
 }
 

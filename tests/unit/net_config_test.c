@@ -51,7 +51,7 @@ Test(net_config, defaults)
 	cr_assert_eq(net.backend, MINIVMM_NET_TAP);
 	cr_assert_str_eq(net.ifname, "");
 	cr_assert_eq(net.queues, 1);
-	cr_assert_eq(net.threads, 0);
+	cr_assert_eq(net.threads, MINIVMM_THREADS_AUTO, "threads=auto is the default");
 	cr_assert_eq(net.nr_cpus, 0);
 	cr_assert_eq(net.mac_set, 0);
 	cr_assert_eq(net.mtu, 1500);
@@ -105,7 +105,7 @@ Test(net_config, queues_alone)
 	cr_assert_eq(net.backend, MINIVMM_NET_TAP);
 	cr_assert_str_eq(net.ifname, "", "the kernel picks the tap name");
 	cr_assert_eq(net.queues, 4);
-	cr_assert_eq(net.threads, 0);
+	cr_assert_eq(net.threads, MINIVMM_THREADS_AUTO);
 	cr_assert_eq(net.nr_cpus, 0);
 	net = parse_ok("queues=16");
 	cr_assert_eq(net.queues, 16);
@@ -238,7 +238,11 @@ Test(net_config, more_threads_than_queues)
 Test(net_config, fewer_cpus_than_workers)
 {
 	expect_error("queues=4,threads=2,cpus=0", "1 CPUs listed for 2 worker threads");
-	expect_error("queues=2,cpus=1", "1 CPUs listed for 2 worker threads");
+	expect_error("queues=2,threads=per-queue,cpus=1", "1 CPUs listed for 2 worker threads");
+	/* threads=auto (the default): one worker per listed CPU at most. */
+	struct minivmm_net_config net = parse_ok("queues=2,cpus=1");
+	cr_assert_eq(net.threads, MINIVMM_THREADS_AUTO);
+	cr_assert_eq(net.nr_cpus, 1);
 }
 
 Test(net_config, bad_cpu_list)

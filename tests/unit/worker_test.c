@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "net/worker.h"
+#include "vmm/seccomp.h"
 
 /* ---- io_uring_submit_and_wait, interruptible on demand ------------------- */
 
@@ -152,9 +153,10 @@ static void wenv_free(struct wenv *e)
 	free(e);
 }
 
-static struct net_worker *wenv_start(struct wenv *e, enum net_engine engine)
+static struct net_worker *wenv_start_confined(struct wenv *e, enum net_engine engine,
+					      const struct confine *confine, struct spawner *s)
 {
-	struct net_worker_config cfg = { .engine = engine, .cpu = -1 };
+	struct net_worker_config cfg = { .engine = engine, .cpu = -1, .confine = confine, .spawner = s };
 	CPU_ZERO(&cfg.unpinned);
 	for (int c = 0; c < 2; c++)
 		CPU_SET(c, &cfg.unpinned);
@@ -163,6 +165,11 @@ static struct net_worker *wenv_start(struct wenv *e, enum net_engine engine)
 	struct vmm_err err = { 0 };
 	cr_assert_eq(net_worker_start(&w, &cfg, e->qps, e->nr_qps, &err), 0, "%s", err.msg);
 	return w;
+}
+
+static struct net_worker *wenv_start(struct wenv *e, enum net_engine engine)
+{
+	return wenv_start_confined(e, engine, NULL, NULL);
 }
 
 static uint64_t tx_frames(const struct wenv *e)
@@ -263,4 +270,69 @@ Test(worker, uring_probe_accepts_this_kernel)
 {
 	struct vmm_err err = { 0 };
 	cr_assert_eq(net_uring_probe(&err), 0, "%s", err.msg);
+}
+
+/* Both engines as minivmm runs them: started through a spawner confined
+ * with its list, each worker setting up under that filter and then
+ * installing its own. Only the spawner and the workers are confined (the
+ * test's own thread is not): a call missing from a list kills the test. */
+Test(worker, confined_workers_started_by_a_confined_spawner_carry_every_frame, .timeout = 20)
+{
+	struct confine_needs n = { .net = true, .tap = true, .uring = true, .epoll = true,
+				   .kick_signal = SIGRTMIN + 1, .pid = getpid() };
+	struct confine c = { .filters = true };
+	struct vmm_err err = { 0 };
+	cr_assert_eq(seccomp_lists_build(&c, &n, MINIVMM_SECCOMP_ON, SECCOMP_ALL_ROLES, &err), 0, "%s", err.msg);
+	struct spawner *s;
+	cr_assert_eq(spawner_start(&s, &c, &err), 0, "%s", err.msg);
+	for (int engine = 0; engine < 2; engine++) {
+		struct wenv *e = wenv_new(4, FRAMES_PER_QP, open_quiet_socket);
+		struct net_worker *w = wenv_start_confined(e, engine ? NET_ENGINE_EPOLL : NET_ENGINE_URING, &c, s);
+		uint64_t want = 4ull * FRAMES_PER_QP;
+		cr_expect(wait_tx_frames(e, want, 10), "engine %d: %llu of %llu frames written", engine,
+			  (unsigned long long)tx_frames(e), (unsigned long long)want);
+		net_worker_stop(w);
+		cr_assert_eq(tx_errors(e), 0u);
+		cr_assert_eq(e->fails, 0, "engine %d: %s", engine, e->fail_why);
+		wenv_free(e);
+	}
+	spawner_stop(s);
+	seccomp_lists_free(&c);
+}
+
+/* seccomp sees io_uring_enter, not what the ring does: the engine's ring
+ * takes only its own operations, and no register call once enabled. */
+Test(worker, uring_ring_refuses_operations_the_engine_does_not_use)
+{
+	struct io_uring ring;
+	struct io_uring_params p = { .flags = IORING_SETUP_R_DISABLED };
+	cr_assert_eq(io_uring_queue_init_params(8, &ring, &p), 0);
+	cr_assert_eq(net_uring_restrict(&ring), 0);
+	int efd = eventfd(1, EFD_CLOEXEC);
+	uint64_t v;
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_read(sqe, efd, &v, sizeof(v), 0);
+	io_uring_sqe_set_data64(sqe, 1);
+	cr_assert_eq(__real_io_uring_submit_and_wait(&ring, 1), 1);
+	struct io_uring_cqe *cqe;
+	cr_assert_eq(io_uring_peek_cqe(&ring, &cqe), 0);
+	cr_assert_eq(cqe->res, 8, "the read of the eventfd goes through: %d", cqe->res);
+	io_uring_cqe_seen(&ring, cqe);
+	/* Each refused operation completes with -EACCES (and ends that
+	 * submission, so one at a time). */
+	for (int op = 0; op < 2; op++) {
+		sqe = io_uring_get_sqe(&ring);
+		if (op == 0)
+			io_uring_prep_openat(sqe, AT_FDCWD, "/etc/passwd", O_RDONLY, 0);
+		else
+			io_uring_prep_socket(sqe, AF_INET, SOCK_DGRAM, 0, 0);
+		cr_assert_eq(__real_io_uring_submit_and_wait(&ring, 1), 1);
+		cr_assert_eq(io_uring_peek_cqe(&ring, &cqe), 0);
+		cr_assert_eq(cqe->res, -EACCES, "%s: %d", op ? "socket" : "openat", cqe->res);
+		io_uring_cqe_seen(&ring, cqe);
+	}
+	cr_assert_eq(io_uring_register((unsigned)ring.ring_fd, IORING_REGISTER_PROBE, NULL, 0), -EACCES,
+		     "no register call once enabled");
+	close(efd);
+	io_uring_queue_exit(&ring);
 }
