@@ -49,6 +49,9 @@ static void test_exit(void)
 		tg_exit(TG_EXIT_BAD_CMDLINE);
 	}
 	tg_printf("testguest: exiting with code %llu\n", (unsigned long long)code);
+	/* Last words without a newline: the VMM's console buffer must still
+	 * write them out when the guest exits (test_boot.sh). */
+	tg_printf("testguest: last bytes, no newline");
 	tg_exit((uint32_t)code);
 }
 
@@ -74,6 +77,7 @@ static void test_serial_echo(void)
 static void test_triple_fault(void)
 {
 	tg_printf("testguest: triple fault on purpose\n");
+	tg_printf("testguest: last bytes, no newline");
 	tg_triple_fault();
 	tg_exit(TG_EXIT_NO_TRIPLE_FAULT);
 }
