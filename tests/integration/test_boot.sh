@@ -75,7 +75,7 @@ t_guest_exception_is_reported() {
 # to a file.
 t_serial_last_bytes_survive_exit_and_crash() {
 	local out="$TMP_ROOT/last.out" file="$TMP_ROOT/last.txt" test want
-	for test in "exit code=3" triple-fault; do
+	for test in "exit code=3 partial=1" "triple-fault partial=1"; do
 		run_vm "$out" --kernel "$TESTGUEST" --cmdline "test=$test" < /dev/null
 		expect_line "testguest: last bytes, no newline" "$out" || return 1
 		run_vm "$out" --kernel "$TESTGUEST" --serial "file:$file" --cmdline "test=$test" < /dev/null
