@@ -34,7 +34,8 @@
 # adds inner cmdline words (e.g. printk.time=1); --bootlog first (default) dumps
 # the stamped console of each VMM's first boot into serial.log (all: every boot).
 # --vmm NAME=PATH adds a static minivmm variant as /bin/NAME (name it in --vmms,
-# e.g. --vmms minivmm,qemu,base); --vmm-args gives a VMM extra arguments.
+# e.g. --vmms minivmm,qemu,base); --vmm-args gives a VMM extra arguments (a
+# --kernel among them replaces the bzImage: 'pvh:--kernel,/inner/vmlinux').
 #
 # --quick: 1 round, one size/session per test, 4 s windows (~4 min).
 # --full:  3 rounds (medians of 3), the trimmed matrix below, 4 s windows (~20-25 min).
