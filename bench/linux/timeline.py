@@ -15,7 +15,16 @@ decompression. After it: the kernel's phases by their log lines, as the
 kernel's clock (kvm-clock) measured them. Console bytes per phase are those
 the console printed with timestamps in the phase (0 with `quiet`).
 
-Prints, per phase, the median over boots (ms) for each VMM and console kind.
+Prints, per phase, the median [min-max] over boots (ms) for each VMM and
+console kind.
+
+Caveat (nested): the inner kernel's clock is kvm-clock without a stable TSC
+(the kernel says "Marking TSC unstable due to TSCs unsynchronized"), and a
+line is stamped by the vCPU that logged it: lines from the second vCPU (the
+initramfs unpack runs in a kworker) can be off by up to seconds, which moves
+time between "VMM start -> kernel clock 0" and the later phases of that boot.
+The totals are the VMM's wall clock (bootstamp) and do not have this error;
+compare the phases by their medians, over many boots.
 """
 import argparse
 import re
@@ -115,6 +124,14 @@ def fmt(x):
     return '-' if x is None else f'{x:.0f}'
 
 
+def cell(v):
+    """median [min-max] of the values that are there."""
+    v = [x for x in v if x is not None]
+    if not v:
+        return '-'
+    return f'{statistics.median(v):.0f} [{min(v):.0f}–{max(v):.0f}]'
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('log')
@@ -141,11 +158,11 @@ def main():
         cells = [label]
         for k in cols:
             if key == 'pre':
-                cells.append(fmt(med([r[2] for r in res[k]])))
+                cells.append(cell([r[2] for r in res[k]]))
             elif key == 'total':
-                cells.append(fmt(med([r[3] for r in res[k]])))
+                cells.append(cell([r[3] for r in res[k]]))
             else:
-                cells.append(fmt(med([r[0].get(key) for r in res[k]])))
+                cells.append(cell([r[0].get(key) for r in res[k]]))
         for k in cols:
             if k[1] == 'full':
                 cells.append(fmt(med([r[1].get(key) for r in res[k]])) if key not in ('pre', 'total') else '')
@@ -157,7 +174,7 @@ def main():
     print('| span | ' + ' | '.join(f'{v} {c}' for v, c in cols) + ' |')
     print('|---|' + '---|' * len(cols))
     for name, _, _ in PROBES:
-        print(f'| {name} | ' + ' | '.join(fmt(med([r[0].get(name) for r in res[k]])) for k in cols) + ' |')
+        print(f'| {name} | ' + ' | '.join(cell([r[0].get(name) for r in res[k]]) for k in cols) + ' |')
     return 0
 
 
