@@ -158,7 +158,10 @@ static int map_file(const char *what, const char *path, struct mapped_file *f, s
 		close(fd);
 		return vmm_err_set(err, EINVAL, "%s '%s' is empty", what, path);
 	}
-	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	/* MAP_POPULATE: the loaders read all of it, and one populate costs
+	 * less than a page fault per 4 KiB (nested, where a fault is an
+	 * emulated exception, ~0.1 s for a 10 MiB initrd). */
+	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 	int e = errno;
 	close(fd);
 	if (p == MAP_FAILED)
