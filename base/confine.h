@@ -23,7 +23,7 @@ enum confine_role {
 	CONFINE_MAIN,        /* runs the VM (minivmm_run) and tears it down */
 	CONFINE_SIGNALS,     /* the minivmm command's signal watcher */
 	CONFINE_VCPU,        /* vcpu<i>: KVM_RUN and the devices' register emulation */
-	CONFINE_SERIAL_IN,   /* serial-in: host input to the UART */
+	CONFINE_SERIAL,      /* serial: host input to the UART, deferred console output */
 	CONFINE_SPAWNER,     /* spawner: starts threads for confined threads (base/spawn.h) */
 	CONFINE_NET_WORKER,  /* net<k>-q<i>, net<k>-w<j>: the data path */
 	CONFINE_NET_CTRL,    /* net<k>-ctrl: the control queue */

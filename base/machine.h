@@ -9,6 +9,7 @@
 #ifndef MINIVMM_BASE_MACHINE_H
 #define MINIVMM_BASE_MACHINE_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -29,6 +30,12 @@ struct machine {
 			 bool assign);
 	/* (Un)register: each signal on eventfd `fd` raises interrupt `gsi`. */
 	int (*irqfd)(void *opaque, int fd, unsigned gsi, bool assign);
+	/* (Un)register: guest writes to ports [port, port+len) are queued
+	 * instead of exiting each time, and reach the device, in order,
+	 * before the next exit (on any vCPU) is handled or the VM stops.
+	 * For a register whose writes have no effect the guest could see
+	 * before its next access to the device. -EOPNOTSUPP: KVM cannot. */
+	int (*coalesce_pio)(void *opaque, uint16_t port, unsigned len, bool assign);
 	/* How the devices' threads confine themselves (base/confine.h), and
 	 * the thread that starts threads for confined ones (base/spawn.h).
 	 * NULL: not confined, threads started directly (tests, fakes). */
@@ -60,6 +67,11 @@ static inline int machine_ioeventfd(const struct machine *m, uint64_t addr, unsi
 static inline int machine_irqfd(const struct machine *m, int fd, unsigned gsi, bool assign)
 {
 	return m->irqfd ? m->irqfd(m->opaque, fd, gsi, assign) : 0;
+}
+
+static inline int machine_coalesce_pio(const struct machine *m, uint16_t port, unsigned len, bool assign)
+{
+	return m->coalesce_pio ? m->coalesce_pio(m->opaque, port, len, assign) : -EOPNOTSUPP;
 }
 
 #endif

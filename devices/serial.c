@@ -1,6 +1,15 @@
 /* 16550A UART. Transmission is instantaneous (the transmitter is always
  * empty), so THRE/TEMT are always set and a THR-empty interrupt is pending
- * again right after every write, which is what Linux's 8250 driver expects. */
+ * again right after every write, which is what Linux's 8250 driver expects.
+ *
+ * Output is buffered, because every byte already costs the guest two exits
+ * (the LSR poll and the THR write) and a write() per byte on top of those
+ * was a third of a console byte's cost nested. The buffer goes out, in
+ * order, at each newline, when it is full, when the guest writes IER (Linux
+ * ends every console message and every burst of tty output with one), when
+ * the VM stops (serial_stop_input, serial_destroy), and at the latest
+ * FLUSH_DELAY_MS after its first byte (the serial thread), so a prompt
+ * without a newline still shows at once to a person. */
 #include "devices/serial.h"
 
 #include <errno.h>
@@ -13,6 +22,7 @@
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/confine.h"
@@ -49,6 +59,17 @@ enum { UART_RBR_THR = 0, UART_IER = 1, UART_IIR_FCR = 2, UART_LCR = 3,
 #define RX_FIFO_SIZE 256
 #define ESCAPE_CHAR  0x01   /* Ctrl-A, as in QEMU: Ctrl-A x quits */
 #define OUT_WAIT_SLICE_MS 50   /* how often a waiting write looks at `stopping` */
+#define OUT_BUF_SIZE 4096      /* guest output not yet written */
+/* One write() after POLLOUT never blocks for this much on a pipe (PIPE_BUF
+ * is atomic and POLLOUT means a free page) nor on a terminal (n_tty wakes
+ * writers with room for 256 bytes). */
+#define OUT_CHUNK 256
+#define FLUSH_DELAY_MS 5
+/* Transmits with coalescing allowed but off before it is turned on again:
+ * Linux's tty output turns the THR interrupt on and off per burst, and each
+ * (un)registration costs KVM an SRCU grace period; its console writes run
+ * with IER clear for thousands of bytes at boot. */
+#define COALESCE_AFTER 64
 
 struct serial {
 	pthread_mutex_t lock;
@@ -62,6 +83,16 @@ struct serial {
 	struct serial_config cfg;
 	const struct machine *ev;
 
+	uint8_t out_buf[OUT_BUF_SIZE];
+	size_t out_len;
+	bool flush_armed;      /* the serial thread flushes within FLUSH_DELAY_MS */
+	int flush_fd;          /* eventfd: arms the serial thread's deferred flush */
+
+	/* KVM queues THR writes (cfg.thr_port) while nothing can tell. */
+	bool coalescing;
+	bool coalesce_unavailable;   /* the machine cannot: never asked again */
+	unsigned quiet_transmits;    /* transmits since coalescing was last allowed */
+
 	bool out_regular;      /* a regular file: writes never wait */
 	bool out_broken;       /* a write failed: output is dropped for good */
 	bool out_stalled;      /* nobody read for stall_ms: dropped until they do */
@@ -71,10 +102,10 @@ struct serial {
 	struct termios saved_termios;
 	bool escape_pending;
 
-	int stop_fd;           /* eventfd: tells the input thread to leave */
+	int stop_fd;           /* eventfd: tells the serial thread to leave */
 	bool stopping;
-	bool input_running;
-	pthread_t input_thread;
+	bool thread_running;
+	pthread_t thread;
 };
 
 /* ---- register model (called with lock held) ------------------------- */
@@ -173,44 +204,107 @@ static bool serial_out_wait(struct serial *s)
 	}
 }
 
-/* One byte of guest output. Never blocks in write(): a 1-byte write after
- * POLLOUT does not (pipes, terminals), and a descriptor we opened is
- * O_NONBLOCK anyway. So a vCPU printing to an output that is full waits
- * here, interruptibly, rather than in the kernel forever. */
-static void serial_output(struct serial *s, uint8_t byte)
+/* Write out the buffered output. Never blocks in write(): a write of at
+ * most OUT_CHUNK bytes after POLLOUT does not (pipes, terminals), and a
+ * descriptor we opened is O_NONBLOCK anyway. So a vCPU printing to an
+ * output that is full waits here, interruptibly, rather than in the kernel
+ * forever. Output that cannot go out (stopping, stalled, broken) is
+ * dropped. Called with the lock held. */
+static void serial_flush_locked(struct serial *s)
 {
-	if (s->cfg.out_fd < 0 || s->out_broken)
-		return;
-	if (!s->out_regular && !serial_out_wait(s))
-		return;
-	for (;;) {
-		ssize_t n = write(s->cfg.out_fd, &byte, 1);
-		if (n == 1) {
+	size_t done = 0;
+	while (done < s->out_len && !s->out_broken) {
+		if (!s->out_regular && !serial_out_wait(s))
+			break;
+		size_t n = s->out_len - done;
+		if (!s->out_regular && n > OUT_CHUNK)
+			n = OUT_CHUNK;
+		ssize_t w = write(s->cfg.out_fd, s->out_buf + done, n);
+		if (w > 0) {
+			done += (size_t)w;
 			s->out_stalled = false;
-			return;
-		}
-		if (n < 0 && errno == EINTR && !serial_vm_stopping(s))
 			continue;
-		if (n < 0 && errno == EAGAIN) {
-			if (serial_out_wait(s))
-				continue;
-			return;
 		}
-		if (n < 0 && errno == EINTR)
-			return;   /* the VM is stopping: drop the byte */
+		if (w < 0 && errno == EINTR && !serial_vm_stopping(s))
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EINTR)) {
+			if (s->out_regular || serial_vm_stopping(s))
+				break;   /* the VM is stopping: drop the rest */
+			continue;    /* serial_out_wait decides */
+		}
 		/* EPIPE (the reader went away; SIGPIPE is blocked in vCPU
 		 * threads or ignored), EIO, ENOSPC: once is enough. */
 		s->out_broken = true;
 		char what[160];
 		snprintf(what, sizeof(what), "%s; guest console output is dropped from now on",
-			 n < 0 ? strerror(errno) : "nothing written");
+			 w < 0 ? strerror(errno) : "nothing written");
 		serial_log(s, what);
+	}
+	s->out_len = 0;
+}
+
+/* Have the serial thread flush within FLUSH_DELAY_MS (once per buffer). */
+static void serial_arm_flush(struct serial *s)
+{
+	if (s->flush_armed || !s->thread_running)
 		return;
+	s->flush_armed = true;
+	uint64_t one = 1;
+	if (write(s->flush_fd, &one, sizeof(one)) < 0) {
+		/* Only on counter overflow: the thread has been told already. */
+	}
+}
+
+/* One byte of guest output, into the buffer. */
+static void serial_output(struct serial *s, uint8_t byte)
+{
+	if (s->cfg.out_fd < 0 || s->out_broken)
+		return;
+	s->out_buf[s->out_len++] = byte;
+	/* Stalled (nobody reads): each byte is dropped at once unless the
+	 * output takes bytes again, which the flush finds out without waiting. */
+	if (byte == '\n' || s->out_len == OUT_BUF_SIZE || s->out_stalled)
+		serial_flush_locked(s);
+	else
+		serial_arm_flush(s);
+}
+
+/* A queued THR write changes nothing the guest can see before its next
+ * access, which exits and so delivers the queue first, as long as it raises
+ * no interrupt (THRI off) and does not feed the receiver (no loopback). */
+static bool serial_coalescing_allowed(const struct serial *s)
+{
+	return !(s->ier & IER_THRI) && !(s->mcr & MCR_LOOP);
+}
+
+static void serial_set_coalescing(struct serial *s, bool on)
+{
+	if (on == s->coalescing || !s->cfg.thr_port || s->coalesce_unavailable)
+		return;
+	int rc = machine_coalesce_pio(s->ev, s->cfg.thr_port, 1, on);
+	if (rc == 0)
+		s->coalescing = on;
+	else if (on)
+		s->coalesce_unavailable = true;   /* e.g. -EOPNOTSUPP: every write exits */
+	/* A failed unregistration leaves it on; the next access retries. */
+}
+
+/* After a register write: stop queueing at once when it would show; queue
+ * again after COALESCE_AFTER transmits once it would not. */
+static void serial_update_coalescing(struct serial *s)
+{
+	if (!serial_coalescing_allowed(s)) {
+		s->quiet_transmits = 0;
+		serial_set_coalescing(s, false);
+	} else if (!s->coalescing && s->quiet_transmits >= COALESCE_AFTER) {
+		serial_set_coalescing(s, true);
 	}
 }
 
 static void serial_transmit(struct serial *s, uint8_t byte)
 {
+	if (s->quiet_transmits < COALESCE_AFTER)
+		s->quiet_transmits++;
 	if (s->mcr & MCR_LOOP)
 		serial_rx_push(s, byte);
 	else
@@ -257,6 +351,9 @@ static void serial_write_reg(struct serial *s, unsigned reg, uint8_t v)
 		if (s->lcr & LCR_DLAB) {
 			s->dlm = v;
 		} else {
+			/* The end of a burst of output (see the top). */
+			if (s->out_len)
+				serial_flush_locked(s);
 			/* Enabling THRI while the transmitter is empty raises it. */
 			if ((v & IER_THRI) && !(s->ier & IER_THRI))
 				s->thr_interrupt_pending = true;
@@ -301,6 +398,7 @@ static void serial_bus_write(void *opaque, uint64_t off, const uint8_t *data, un
 	pthread_mutex_lock(&s->lock);
 	serial_write_reg(s, off & 7, data[0]);
 	serial_update_irq(s);
+	serial_update_coalescing(s);
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -333,54 +431,93 @@ static bool serial_filter_escape(struct serial *s, uint8_t byte)
 	return true;
 }
 
-static void *serial_input_main(void *arg)
+static uint64_t serial_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Host input into the RX FIFO; false when the thread must leave. */
+static bool serial_take_input(struct serial *s, bool *input_open)
+{
+	pthread_mutex_lock(&s->lock);
+	while (s->rx_count == RX_FIFO_SIZE && !s->stopping)
+		pthread_cond_wait(&s->rx_space, &s->lock);
+	unsigned room = RX_FIFO_SIZE - s->rx_count;
+	bool stopping = s->stopping;
+	pthread_mutex_unlock(&s->lock);
+	if (stopping)
+		return false;
+
+	uint8_t buf[RX_FIFO_SIZE];
+	ssize_t n = read(s->cfg.in_fd, buf, room);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return true;
+	if (n <= 0) {
+		*input_open = false;   /* EOF: keep running, stop reading */
+		return true;
+	}
+	pthread_mutex_lock(&s->lock);
+	for (ssize_t i = 0; i < n; i++)
+		if (serial_filter_escape(s, buf[i]))
+			serial_rx_push(s, buf[i]);
+	serial_update_irq(s);
+	pthread_mutex_unlock(&s->lock);
+	return true;
+}
+
+/* The serial thread: host input for the guest, and the deferred flush of
+ * guest output that no newline or IER write sent out (serial_arm_flush). */
+static void *serial_thread_main(void *arg)
 {
 	struct serial *s = arg;
-	pthread_setname_np(pthread_self(), "serial-in");
+	pthread_setname_np(pthread_self(), "serial");
 	struct vmm_err err = { 0 };
-	if (confine_enter(s->ev->confine, CONFINE_SERIAL_IN, &err) < 0) {
+	if (confine_enter(s->ev->confine, CONFINE_SERIAL, &err) < 0) {
 		char why[sizeof(err.msg) + 32];
-		snprintf(why, sizeof(why), "serial input: %s", err.msg);
+		snprintf(why, sizeof(why), "serial thread: %s", err.msg);
 		machine_stop(s->ev, MINIVMM_EXIT_HOST_ERROR, why);
 		return NULL;
 	}
-	bool input_open = true;
+	bool input_open = s->cfg.in_fd >= 0;
+	uint64_t flush_at = 0;   /* 0: not armed */
 	for (;;) {
-		struct pollfd fds[2] = { { .fd = s->stop_fd, .events = POLLIN },
+		struct pollfd fds[3] = { { .fd = s->stop_fd, .events = POLLIN },
+					 { .fd = s->flush_fd, .events = POLLIN },
 					 { .fd = s->cfg.in_fd, .events = POLLIN } };
-		if (poll(fds, input_open ? 2 : 1, -1) < 0) {
+		int timeout = -1;
+		if (flush_at) {
+			uint64_t now = serial_now_ms();
+			timeout = now >= flush_at ? 0 : (int)(flush_at - now);
+		}
+		int n = poll(fds, input_open ? 3 : 2, timeout);
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
 		if (fds[0].revents)
 			break;
-		if (!(fds[1].revents & (POLLIN | POLLHUP | POLLERR)))
-			continue;
-
-		pthread_mutex_lock(&s->lock);
-		while (s->rx_count == RX_FIFO_SIZE && !s->stopping)
-			pthread_cond_wait(&s->rx_space, &s->lock);
-		unsigned room = RX_FIFO_SIZE - s->rx_count;
-		bool stopping = s->stopping;
-		pthread_mutex_unlock(&s->lock);
-		if (stopping)
-			break;
-
-		uint8_t buf[RX_FIFO_SIZE];
-		ssize_t n = read(s->cfg.in_fd, buf, room);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n <= 0) {
-			input_open = false;   /* EOF: keep running, stop reading */
-			continue;
+		if (fds[1].revents & POLLIN) {
+			uint64_t count;
+			if (read(s->flush_fd, &count, sizeof(count)) < 0) {
+				/* EAGAIN: nothing to read after all. */
+			}
+			if (!flush_at)
+				flush_at = serial_now_ms() + FLUSH_DELAY_MS;
 		}
-		pthread_mutex_lock(&s->lock);
-		for (ssize_t i = 0; i < n; i++)
-			if (serial_filter_escape(s, buf[i]))
-				serial_rx_push(s, buf[i]);
-		serial_update_irq(s);
-		pthread_mutex_unlock(&s->lock);
+		if (flush_at && serial_now_ms() >= flush_at) {
+			pthread_mutex_lock(&s->lock);
+			if (s->out_len)
+				serial_flush_locked(s);
+			s->flush_armed = false;
+			pthread_mutex_unlock(&s->lock);
+			flush_at = 0;
+		}
+		if (input_open && (fds[2].revents & (POLLIN | POLLHUP | POLLERR)) &&
+		    !serial_take_input(s, &input_open))
+			break;
 	}
 	return NULL;
 }
@@ -404,19 +541,23 @@ static void serial_make_terminal_raw(struct serial *s)
 
 int serial_start_input(struct serial *s, struct vmm_err *err)
 {
-	if (s->cfg.in_fd < 0 || s->input_running)
+	if ((s->cfg.in_fd < 0 && s->cfg.out_fd < 0) || s->thread_running)
 		return 0;
-	serial_make_terminal_raw(s);
-	int rc = pthread_create(&s->input_thread, NULL, serial_input_main, s);
+	if (s->cfg.in_fd >= 0)
+		serial_make_terminal_raw(s);
+	pthread_mutex_lock(&s->lock);
+	s->stopping = false;
+	int rc = pthread_create(&s->thread, NULL, serial_thread_main, s);
+	s->thread_running = rc == 0;
+	pthread_mutex_unlock(&s->lock);
 	if (rc)
-		return vmm_err_sys(err, rc, "cannot start the serial input thread");
-	s->input_running = true;
+		return vmm_err_sys(err, rc, "cannot start the serial thread");
 	return 0;
 }
 
 void serial_stop_input(struct serial *s)
 {
-	if (s->input_running) {
+	if (s->thread_running) {
 		pthread_mutex_lock(&s->lock);
 		s->stopping = true;
 		pthread_cond_broadcast(&s->rx_space);
@@ -426,9 +567,15 @@ void serial_stop_input(struct serial *s)
 			/* eventfd writes only fail on overflow; the thread is
 			 * already being told to stop. */
 		}
-		pthread_join(s->input_thread, NULL);
-		s->input_running = false;
+		pthread_join(s->thread, NULL);
+		s->thread_running = false;
 	}
+	/* Whatever the guest wrote last goes out before the VM's own lines. */
+	pthread_mutex_lock(&s->lock);
+	if (s->out_len)
+		serial_flush_locked(s);
+	s->flush_armed = false;
+	pthread_mutex_unlock(&s->lock);
 	if (s->terminal_saved) {
 		tcsetattr(s->cfg.in_fd, TCSANOW, &s->saved_termios);
 		s->terminal_saved = false;
@@ -446,13 +593,19 @@ int serial_create(struct serial **out, const struct serial_config *cfg, const st
 	struct stat st;
 	s->out_regular = cfg->out_fd >= 0 && fstat(cfg->out_fd, &st) == 0 && S_ISREG(st.st_mode);
 	s->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (s->stop_fd < 0) {
+	s->flush_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->stop_fd < 0 || s->flush_fd < 0) {
 		int e = errno;
+		if (s->stop_fd >= 0)
+			close(s->stop_fd);
 		free(s);
 		return vmm_err_sys(err, e, "eventfd for the serial port");
 	}
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->rx_space, NULL);
+	/* Reset state (IER clear, no loopback): the queue is allowed. */
+	s->quiet_transmits = COALESCE_AFTER;
+	serial_update_coalescing(s);
 	*out = s;
 	return 0;
 }
@@ -463,6 +616,7 @@ void serial_destroy(struct serial *s)
 		return;
 	serial_stop_input(s);
 	close(s->stop_fd);
+	close(s->flush_fd);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->rx_space);
 	free(s);

@@ -16,6 +16,11 @@ struct serial_config {
 	int out_fd;         /* guest output, -1 to discard */
 	bool raw_terminal;  /* put in_fd in raw mode if it is a terminal (restored at destroy) */
 	unsigned gsi;       /* ISA IRQ, 4 for COM1 */
+	/* The transmit register's port (0x3f8 for COM1), to have the machine
+	 * queue the guest's transmitted bytes instead of exiting on each
+	 * (machine_coalesce_pio) while that cannot be seen: no THR-empty
+	 * interrupt enabled, no loopback. 0: every write exits. */
+	uint16_t thr_port;
 	/* Output that does not take bytes: the UART waits (the guest's
 	 * vCPU with it) while out_fd is full, but never blocks in write():
 	 * it gives up when *stopping becomes true, and after stall_ms

@@ -17,7 +17,7 @@
  *
  * Threads the library creates (all named, see `top -H`):
  *   vcpu<i>            one per vCPU, running KVM_RUN
- *   serial-in          feeds serial_in_fd to the guest (MINIVMM_SERIAL_STDIO)
+ *   serial             feeds serial_in_fd to the guest, writes out buffered console output
  *   net<k>-q<i>        data-path workers, one per queue pair (or net<k>-w<j>,
  *                      threads=M shared ones), started when the guest's
  *                      driver is up

@@ -47,6 +47,10 @@ static int kvm_check_caps(struct kvm *kvm, struct vmm_err *err)
 		max = ioctl(kvm->dev_fd, KVM_CHECK_EXTENSION, KVM_CAP_NR_VCPUS);
 	kvm->max_vcpus = max > 0 ? max : 1;
 	kvm->tsc_deadline_timer = ioctl(kvm->dev_fd, KVM_CHECK_EXTENSION, KVM_CAP_TSC_DEADLINE_TIMER) > 0;
+	/* Optional: without them every write to COM1 exits to the VMM. */
+	int ring = ioctl(kvm->dev_fd, KVM_CHECK_EXTENSION, KVM_CAP_COALESCED_MMIO);
+	kvm->coalesced_ring_page = ring > 0 ? ring : 0;
+	kvm->coalesced_pio = ring > 0 && ioctl(kvm->dev_fd, KVM_CHECK_EXTENSION, KVM_CAP_COALESCED_PIO) > 0;
 	return 0;
 }
 
@@ -86,6 +90,15 @@ static int kvm_get_msr_list(struct kvm *kvm, struct vmm_err *err)
 	}
 	kvm->msr_list = l;
 	return 0;
+}
+
+int kvm_coalesce_pio(struct kvm *kvm, uint16_t port, unsigned len, bool assign)
+{
+	if (!kvm->coalesced_pio)
+		return -EOPNOTSUPP;
+	struct kvm_coalesced_mmio_zone zone = { .addr = port, .size = len, .pio = 1 };
+	return ioctl(kvm->vm_fd, assign ? KVM_REGISTER_COALESCED_MMIO : KVM_UNREGISTER_COALESCED_MMIO,
+		     &zone) < 0 ? -errno : 0;
 }
 
 int kvm_msr_supported(const struct kvm *kvm, unsigned index)

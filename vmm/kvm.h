@@ -15,6 +15,8 @@ struct kvm {
 	int vcpu_mmap_size;               /* size of each vCPU's struct kvm_run mapping */
 	int max_vcpus;
 	bool tsc_deadline_timer;          /* KVM_CAP_TSC_DEADLINE_TIMER: the guest may see it */
+	int coalesced_ring_page;          /* page offset of the coalesced I/O ring in kvm_run, 0: none */
+	bool coalesced_pio;               /* KVM_CAP_COALESCED_PIO */
 	struct kvm_cpuid2 *supported_cpuid;   /* KVM_GET_SUPPORTED_CPUID, malloc'd */
 	struct kvm_msr_list *msr_list;        /* KVM_GET_MSR_INDEX_LIST, malloc'd */
 };
@@ -35,6 +37,11 @@ int kvm_ioeventfd(struct kvm *kvm, uint64_t addr, unsigned len, uint64_t datamat
 
 /* KVM_IRQFD: a signal on fd raises gsi. */
 int kvm_irqfd(struct kvm *kvm, int fd, unsigned gsi, bool assign);
+
+/* KVM_(UN)REGISTER_COALESCED_MMIO for ports [port, port+len): KVM queues
+ * the guest's writes there in the coalesced ring instead of exiting.
+ * -EOPNOTSUPP without KVM_CAP_COALESCED_PIO. */
+int kvm_coalesce_pio(struct kvm *kvm, uint16_t port, unsigned len, bool assign);
 
 int kvm_msr_supported(const struct kvm *kvm, unsigned index);
 

@@ -55,7 +55,7 @@
 #define RL_MAIN     R(CONFINE_MAIN)
 #define RL_SIGNALS  R(CONFINE_SIGNALS)
 #define RL_VCPU     R(CONFINE_VCPU)
-#define RL_SERIAL   R(CONFINE_SERIAL_IN)
+#define RL_SERIAL   R(CONFINE_SERIAL)
 #define RL_SPAWNER  R(CONFINE_SPAWNER)
 #define RL_WORKER   R(CONFINE_NET_WORKER)
 #define RL_CTRL     R(CONFINE_NET_CTRL)
@@ -231,6 +231,8 @@ static const struct seccomp_rule rules[] = {
 	IOCTL(RL_VCPU, 0, "run the guest; its registers for a crash report", KVM_RUN, KVM_GET_REGS,
 	      KVM_GET_SREGS),
 	IOCTL(RL_VCPU | RL_SERIAL, 0, "the UART's interrupt line", KVM_IRQ_LINE),
+	IOCTL(RL_VCPU, 0, "COM1's transmit register queued in KVM's coalesced ring or not, as the guest's IER and MCR writes allow",
+	      KVM_REGISTER_COALESCED_MMIO, KVM_UNREGISTER_COALESCED_MMIO),
 	IOCTL(RL_VCPU | RL_CTRL | RL_LINK, W_TAP, "guest offloads at DRIVER_OK and GUEST_OFFLOADS_SET",
 	      TUNSETOFFLOAD),
 	IOCTL(RL_MAIN | RL_VCPU | RL_CTRL | RL_LINK, W_TAP, "attach and detach tap queues (VQ_PAIRS_SET, reset)",
@@ -238,7 +240,7 @@ static const struct seccomp_rule rules[] = {
 	{ SYS(eventfd2), .roles = RL_VCPU | RL_CTRL | RL_LINK, .when = W_NET,
 	  .why = "a worker's stop eventfd, made by the thread that starts it (VQ_PAIRS_SET restarts workers on a packet device and with threads=auto)" },
 
-	/* ---- serial-in, control, link: waiting ---- */
+	/* ---- serial, control, link: waiting ---- */
 	{ SYS(poll), .roles = RL_MAIN | RL_VCPU | RL_SERIAL | RL_CTRL | RL_LINK,
 	  .why = "wait for input, a kick or a stop request; the console's output to take a byte (vCPU)" },
 

@@ -241,6 +241,8 @@ static void *vcpu_thread_main(void *arg)
 			vcpu_stop_vm(v, MINIVMM_EXIT_HOST_ERROR, what);
 			break;
 		}
+		/* Writes KVM queued (on any vCPU) come before this exit. */
+		coalesced_ring_drain(v->ctx->coalesced);
 		if (!vcpu_handle_exit(v))
 			break;
 	}

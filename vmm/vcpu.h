@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/machine.h"
 #include "devices/bus.h"
+#include "vmm/coalesced.h"
 
 /* What a vCPU needs of its VM, and nothing more: the vCPU never sees the VM
  * object. Everything here is fixed before the first vCPU runs. */
@@ -23,6 +24,7 @@ struct vcpu_context {
 	unsigned ncpus;
 	bool tsc_deadline_timer;            /* KVM_CAP_TSC_DEADLINE_TIMER */
 	struct bus *pio, *mmio;             /* read-only once vCPUs run */
+	struct coalesced_ring *coalesced;   /* writes KVM queued: delivered before each exit */
 	const struct machine *machine;      /* stop requests */
 	const bool *stopping;               /* set (atomically) when the VM stops */
 	int kick_signal;                    /* interrupts KVM_RUN (vcpu_install_kick_handler) */

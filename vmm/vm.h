@@ -46,6 +46,7 @@ struct minivmm {
 
 	struct vcpu *vcpus;
 	struct vcpu_context vcpu_ctx;
+	struct coalesced_ring coalesced;   /* KVM's queue of COM1 writes */
 	unsigned ncpus;
 
 	/* Stop protocol (async-signal-safe on the requesting side): the

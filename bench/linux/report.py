@@ -50,16 +50,109 @@ def fmr(t, n_runs):
     return fmt(m) if n_runs == 1 else f'{fmt(m)} [{fmt(lo)}–{fmt(hi)}]'
 
 
+def fmr_int(t, n_runs):
+    """median [min-max] as whole numbers (ms, bytes, counts)."""
+    m, lo, hi = t
+    if m is None:
+        return '-'
+    return f'{m:.0f}' if n_runs == 1 else f'{m:.0f} [{lo:.0f}–{hi:.0f}]'
+
+
 def ratio(a, b):
     return f'×{a / b:.2f}' if a is not None and b else '-'
+
+
+def num(d, k):
+    try:
+        return float(d[k])
+    except (KeyError, ValueError):
+        return None
+
+
+def parse_boot(body, boots, fails):
+    """LBOOT vmm=V console=C boot=I q=Q status=S first_ms=F mark_ms=M exit_ms=E ... init_uptime=U"""
+    if body.startswith('LBOOT-FAIL'):
+        d = dict(re.findall(r'(\w+)=(\S+)', body.split('reason=', 1)[0]))
+        d['reason'] = body.split('reason=', 1)[1] if 'reason=' in body else '?'
+        d.setdefault('test', 'boot')
+        fails.append(d)
+        return
+    d = dict(re.findall(r'(\w+)=(\S+)', body))
+    b = {k: num(d, k) for k in ('first_ms', 'mark_ms', 'exit_ms', 'init_uptime', 'kclock0_ms', 'mark_bytes',
+                                'kvm_exits', 'kvm_io_exits', 'kvm_mmio_exits', 'kvm_halt_exits')}
+    b.update(vmm=d.get('vmm', '?'), console=d.get('console', '?'), status=d.get('status', '?'),
+             boot=d.get('boot', '?'))
+    if b['mark_ms'] is None or b['status'] != '0' or 'timeout' in d:
+        fails.append(dict(vmm=b['vmm'], test='boot', rep=b['boot'],
+                          reason=f"console={b['console']}: no /init mark or bad exit "
+                                 f"(status {b['status']}{', timeout' if 'timeout' in d else ''}; "
+                                 f"{d.get('lines', '?')} console lines)"))
+        return
+    # kclock0_ms (printk.time=1 only): when the kernel's printk clock (sched_clock
+    # on kvm-clock) read 0, early in setup_arch after the decompressor; before
+    # it: the VMM, its firmware, the kernel's load and decompression. (The
+    # inner /proc/uptime is no substitute: it runs on jiffies early in boot and
+    # falls behind when the nested vCPU misses ticks.)
+    b['kernel_ms'] = b['mark_ms'] - b['kclock0_ms'] if b['kclock0_ms'] is not None else None
+    boots.append(b)
+
+
+BOOT_COLS = [('first_ms', '→ first kernel line'), ('mark_ms', '→ /init'),
+             ('kclock0_ms', '→ kernel clock 0'), ('kernel_ms', 'kernel clock 0 → /init'),
+             ('exit_ms', '→ VMM exit'), ('mark_bytes', 'console bytes to /init'),
+             ('kvm_exits', 'KVM exits to /init'), ('kvm_io_exits', 'of them port I/O')]
+
+
+def boot_table(boots, fails, vmms):
+    L = []
+    consoles = [c for c in ('full', 'quiet') if any(b['console'] == c for b in boots)]
+    consoles += sorted({b['console'] for b in boots} - set(consoles))
+    L.append('### Boot: VMM start → inner /init, ms')
+    L.append('')
+    L.append('| console | VMM | boots | ' + ' | '.join(t for _, t in BOOT_COLS) + ' |')
+    L.append('|' + '---|' * (3 + len(BOOT_COLS)))
+    ratios = []
+    for c in consoles:
+        meds = {}
+        for v in vmms:
+            sel = [b for b in boots if b['console'] == c and b['vmm'] == v]
+            if not sel:
+                continue
+            cells = []
+            meds[v] = {}
+            for k, _ in BOOT_COLS:
+                vals = [b[k] for b in sel if b[k] is not None]
+                t = med(vals)
+                meds[v][k] = t[0]
+                cells.append(fmr_int(t, len(vals)))
+            L.append(f'| {c} | {v} | {len(sel)} | ' + ' | '.join(cells) + ' |')
+        base = meds.get('qemu')
+        for v in meds:
+            if v == 'qemu' or not base:
+                continue
+            L.append(f'| {c} | **{v}/QEMU** | | ' + ' | '.join(
+                f'**{ratio(meds[v][k], base[k])}**' if k in ('first_ms', 'mark_ms') else ratio(meds[v][k], base[k])
+                for k, _ in BOOT_COLS) + ' |')
+            if meds[v]['mark_ms'] and base['mark_ms']:
+                ratios.append(f"{c} console: {v}/QEMU {meds[v]['mark_ms'] / base['mark_ms']:.2f}")
+    L.append('')
+    if ratios:
+        L.append('Boot-time ratio (VMM start → /init, medians; < 1: minivmm faster): ' + '; '.join(ratios) + '.')
+        L.append('')
+    return L
 
 
 def parse(log):
     kv = re.compile(r'(\w+)=(\S+)')
     runs, fails, info = [], [], {}
+    boots = info.setdefault('boots', [])
     with open(log, 'rb') as f:
         for raw in f:
             line = raw.decode('utf-8', 'replace').replace('\r', '').rstrip('\n')
+            j = line.find('LBOOT')
+            if j >= 0 and not line[j:].startswith('LBOOTLOG'):
+                parse_boot(line[j:], boots, fails)
+                continue
             i = line.find('LBENCH')
             if i >= 0:
                 body = line[i:]
@@ -93,6 +186,52 @@ def parse(log):
     return runs, fails, info
 
 
+def write_boot_report(a, fails, info):
+    boots = info['boots']
+    vmms = [v for v in VMMS if any(b['vmm'] == v for b in boots)]
+    vmms += sorted({b['vmm'] for b in boots} - set(vmms))
+    L = ['# minivmm Linux guest boot time, nested (boot-only mode)', '']
+    L.append('- **Absolute figures are emulated and loaded**: the outer guest is Debian 6.1 under QEMU **TCG** '
+             '(`-accel tcg -cpu max -smp 2`, SVM exposed, kvm-amd inside) on this host (' + hostinfo.host_line() +
+             '); the inner Linux boots under minivmm or QEMU microvm *inside* it. Only the **minivmm/QEMU ratios** '
+             '(same outer guest, boots alternating, odd boots QEMU first) carry over.')
+    L.append(f"- minivmm: `{info.get('minivmm', '?')}` `--cpus 2 --mem 256M --net tap=mtap0,queues=1`. "
+             f"QEMU: `{info.get('qemu', '?')}` `-M microvm,x-option-roms=off,rtc=off,acpi=off -enable-kvm -cpu host "
+             "-smp 2 -m 256 -device i8042 -netdev tap,ifname=mtap0,vhost=off -device virtio-net-device` "
+             "(firmware: qboot). Same inner bzImage (guest-images/linux, tinyconfig 6.1, LZ4) and initramfs "
+             "(the TCP benchmark's, ~10 MiB uncompressed), inner cmdline `console=ttyS0 reboot=k panic=-1 "
+             "bench.boot=1` (+ `quiet` for the quiet rows" + (f", + `{a.boot_args}`" if a.boot_args else '') + ').')
+    L.append('- Each boot runs under bench/linux/bootstamp: the VMM\'s console on a pipe, every line stamped with the '
+             'ms since just before the exec. **→ /init**: the inner init\'s first line (`BOOT-INIT`, its first '
+             'action). **→ first kernel line**: the first console line that is not the VMM\'s own (with the full '
+             'console `Linux version ...`, printed when the console registers, replaying the log buffer; with '
+             '`quiet` usually the /init line itself). **→ kernel clock 0** (only with `printk.time=1` in --boot-args): '
+             'when the kernel\'s printk clock read 0 (smallest line stamp minus its printk time), early in setup_arch: '
+             'VMM start-up, firmware, kernel load and decompression come before it. **KVM exits**: the VM\'s counters in the outer '
+             'kernel\'s debugfs, read at the /init line. Then the inner init resets (`reboot -f`, i8042).')
+    L.append(f'- Each figure: median [min–max] over the boots. Host load before the run: {a.load}. '
+             f'Build {a.build_secs} s, outer run {a.run_secs} s ({info.get("outer_boots", 0)} outer boot(s)).')
+    L.append('')
+    L += boot_table(boots, fails, vmms)
+    if fails:
+        L.append('### Failures')
+        L.append('')
+        for d in fails:
+            L.append(f"- {d.get('vmm', '?')} boot {d.get('rep', d.get('boot', '?'))}: {d['reason']}")
+        L.append('')
+    if not boots:
+        L.append('**No results**: the outer guest produced no LBOOT line (see serial.log).')
+        L.append('')
+    with open(os.path.join(a.out, 'results.md'), 'w') as f:
+        f.write('\n'.join(L))
+    with open(os.path.join(a.out, 'boots.csv'), 'w', newline='') as f:
+        w = csv.writer(f)
+        keys = ['vmm', 'console', 'boot', 'status'] + [k for k, _ in BOOT_COLS] + ['init_uptime']
+        w.writerow(keys)
+        for b in boots:
+            w.writerow(['' if b.get(k) is None else b[k] for k in keys])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--mode', default='quick')
@@ -102,6 +241,7 @@ def main():
     ap.add_argument('--build-secs', default='?')
     ap.add_argument('--run-secs', default='?')
     ap.add_argument('--load', default='?')
+    ap.add_argument('--boot-args', default='')
     ap.add_argument('log')
     ap.add_argument('out')
     a = ap.parse_args()
@@ -118,6 +258,9 @@ def main():
                         '' if r['norm'] is None else f"{r['norm']:.4g}",
                         '' if r['per_vmm_cpu'] is None else f"{r['per_vmm_cpu']:.4g}", r['secs']])
 
+    if a.mode == 'boot':
+        write_boot_report(a, fails, info)
+        return
     qs = sorted({r['q'] for r in runs}) or [1, 2]
     nr = a.rounds
     L = []
@@ -204,6 +347,8 @@ def main():
     if not runs:
         L.append('**No results**: the outer guest produced no LBENCH line (see serial.log).')
         L.append('')
+    if info['boots']:
+        L += boot_table(info['boots'], fails, VMMS)
     ex = info.get('exits', [])
     if ex:
         L.append('Inner boots (VMM exit status and wall seconds per boot): ' + '; '.join(ex) + '.')

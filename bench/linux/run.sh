@@ -3,6 +3,9 @@
 #
 #   bench/linux/run.sh [--quick|--full] [--out DIR] [--rounds N] [--secs S]
 #                      [--tests LIST] [--queues 1,2] [--vmms minivmm,qemu]
+#                      [--vmm NAME=PATH]... [--vmm-args 'NAME:a,b;NAME2:c']
+#   bench/linux/run.sh --boot-only [--boots N] [--consoles full,quiet]
+#                      [--boot-args a,b] [--bootlog first|all|none] [...]
 #
 # Builds an outer initramfs (tests/linux/build-outer.sh plus an overlay with
 # bench/linux/outer-init as /init, qemu-system-x86_64 with its libraries and
@@ -21,6 +24,19 @@
 # dropped and the (round, Q) pair is redone once in a fresh outer guest; the
 # same when the outer guest ends early (QEMU exits: the outer kernel died).
 #
+# --boot-only: no TCP tests. One outer guest in which each VMM boots the inner
+# guest N times (--boots, default 5), alternating (odd boots QEMU first), per
+# console kind (--consoles: full = the kernel's default loglevel, quiet = `quiet`
+# on the inner cmdline), only to the inner /init, which resets at once. Every
+# boot runs under bench/linux/bootstamp, which times each console line from just
+# before the VMM's exec; report.py prints VMM start -> first kernel console line
+# and -> /init per VMM (median [min-max]) and the ratio minivmm/QEMU. --boot-args
+# adds inner cmdline words (e.g. printk.time=1); --bootlog first (default) dumps
+# the stamped console of each VMM's first boot into serial.log (all: every boot).
+# --vmm NAME=PATH adds a static minivmm variant as /bin/NAME (name it in --vmms,
+# e.g. --vmms minivmm,qemu,base); --vmm-args gives a VMM extra arguments (a
+# --kernel among them replaces the bzImage: 'pvh:--kernel,/inner/vmlinux').
+#
 # --quick: 1 round, one size/session per test, 4 s windows (~4 min).
 # --full:  3 rounds (medians of 3), the trimmed matrix below, 4 s windows (~20-25 min).
 # Output: DIR (default bench/linux/out/<mode>/): results.md, runs.csv, serial.log, build.log.
@@ -31,21 +47,32 @@ set -u
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 here=$repo/bench/linux
 mode=quick out="" rounds="" secs="" tests_opt="" queues=1,2 vmms=minivmm,qemu
+boots=5 consoles=full,quiet boot_args="" bootlog=first variants=() vmm_args=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) mode=quick ;;
 	--full) mode=full ;;
+	--boot-only) mode=boot ;;
+	--boots) boots=$2; shift ;;
+	--consoles) consoles=$2; shift ;;
+	--boot-args) boot_args=$2; shift ;;
+	--bootlog) bootlog=$2; shift ;;
+	--vmm) variants+=("$2"); shift ;;
+	--vmm-args) vmm_args=$2; shift ;;
 	--out) out=$2; shift ;;
 	--rounds) rounds=$2; shift ;;
 	--secs) secs=$2; shift ;;
 	--tests) tests_opt=$2; shift ;;	# e.g. maerts:16384:2,rr:1:20 (test:size:sessions)
 	--queues) queues=$2; shift ;;
 	--vmms) vmms=$2; shift ;;
-	*) echo "usage: $0 [--quick|--full] [--out DIR] [--rounds N] [--secs S] [--tests LIST] [--queues 1,2] [--vmms minivmm,qemu]" >&2; exit 2 ;;
+	*) sed -n '2,9p' "$0" >&2; exit 2 ;;
 	esac
 	shift
 done
-if [ "$mode" = quick ]; then
+if [ "$mode" = boot ]; then
+	tests=none rounds=1 secs=0
+	queues=${queues%%,*}
+elif [ "$mode" = quick ]; then
 	tests=stream:16384:1,maerts:16384:1,rr:1:20,crr:1:1
 	rounds=${rounds:-1} secs=${secs:-4}
 else
@@ -74,8 +101,9 @@ command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not installe
 kdir=$("$repo/guest-images/linux/build-kernel.sh" 2>>"$blog" | tail -n 1)
 [ -n "$kdir" ] && [ -f "$kdir/bzImage" ] || die "inner kernel build failed, see $blog"
 
-# --- rrbench (static) ---
+# --- rrbench and bootstamp (static) ---
 gcc -static -O2 -pthread -Wall -o "$work/rrbench" "$here/rrbench.c" 2>>"$blog" || die "rrbench build failed, see $blog"
+gcc -static -O2 -Wall -Wextra -Werror -o "$work/bootstamp" "$here/bootstamp.c" 2>>"$blog" || die "bootstamp build failed, see $blog"
 
 # --- inner initramfs: the test image + our /init + rrbench ---
 rm -rf "$work/inner-extra" && mkdir -p "$work/inner-extra/usr/bin"
@@ -105,6 +133,14 @@ ov=$work/outer-overlay
 rm -rf "$ov" && mkdir -p "$ov/usr/bin" "$ov/usr/share/qemu"
 cp "$here/outer-init" "$ov/init" && chmod 0755 "$ov/init"
 cp "$work/rrbench" "$ov/usr/bin/rrbench"
+cp "$work/bootstamp" "$ov/usr/bin/bootstamp"
+mkdir -p "$ov/bin"
+for v in "${variants[@]}"; do
+	name=${v%%=*} path=${v#*=}
+	[ -x "$path" ] || die "--vmm $v: $path is not an executable"
+	! ldd "$path" >/dev/null 2>&1 || die "--vmm $v: $path is dynamically linked (make STATIC=1)"
+	cp "$path" "$ov/bin/$name"
+done
 "$repo/guest-images/linux/collect-bins.sh" "$ov" qemu-system-x86_64 2>>"$blog" || die "cannot collect qemu-system-x86_64, see $blog"
 # microvm's default firmware: qboot (bios-microvm.bin is a link to qboot.rom on Debian).
 for f in bios-microvm.bin qboot.rom; do
@@ -122,6 +158,11 @@ ntests=$(echo "$tests" | tr ',' '\n' | wc -l)
 # Per inner boot: ~5 s boot + per test (window + ~2 s); doubled and padded for safety.
 limit_boot=$((60 + ntests * (secs + 10)))
 limit=$((60 + 2 * limit_boot))
+if [ "$mode" = boot ]; then
+	nv=$(echo "$vmms" | tr ',' '\n' | wc -l) nc=$(echo "$consoles" | tr ',' '\n' | wc -l)
+	limit_boot=60
+	limit=$((120 + boots * nv * nc * 30))
+fi
 stall=90	# seconds without a console line (other than the outer kernel's lockup reports): wedged
 log=$out/serial.log
 : > "$log"
@@ -132,6 +173,8 @@ run_outer() {
 	local rep=$1 q=$2 n=0 last=-1 quiet=0 qpid
 	part=$work/serial-r$1-q$2-a$3.log
 	local append="console=ttyS0 panic=-1 rdinit=/init quiet bench.rounds=1 bench.rep=$rep bench.queues=$q bench.vmms=$vmms bench.tests=$tests bench.secs=$secs bench.timeout=$limit_boot"
+	[ -z "$vmm_args" ] || append="$append bench.vmm_args=$vmm_args"
+	[ "$mode" != boot ] || append="$append bench.mode=boot bench.boots=$boots bench.consoles=$consoles bench.bootlog=$bootlog${boot_args:+ bench.boot_args=$boot_args}"
 	echo "# qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2048 -M pc -kernel $okernel -initrd $work/outer.cpio -append '$append'" > "$part"
 	timeout -k 5 "$limit" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2048 -M pc \
 		-display none -monitor none -serial stdio -no-reboot \
@@ -157,10 +200,10 @@ for ((rep = 0; rep < rounds; rep++)); do
 		for attempt in 1 2; do
 			t0=$(date +%s)
 			run_outer "$rep" "$q" "$attempt"; st=$?
-			echo "bench/linux: round $((rep + 1))/$rounds q=$q attempt $attempt: $(grep -ac '^LBENCH ' "$part") results, $(grep -ac '^LBENCH-FAIL' "$part") failures, $(( $(date +%s) - t0 ))s$([ $st = 1 ] && echo ', outer guest WEDGED (killed)')$([ $st = 2 ] && echo ', outer guest ENDED EARLY')" >&2
+			echo "bench/linux: round $((rep + 1))/$rounds q=$q attempt $attempt: $(grep -acE '^L(BENCH|BOOT) ' "$part") results, $(grep -acE '^L(BENCH|BOOT)-FAIL' "$part") failures, $(( $(date +%s) - t0 ))s$([ $st = 1 ] && echo ', outer guest WEDGED (killed)')$([ $st = 2 ] && echo ', outer guest ENDED EARLY')" >&2
 			if [ $st != 0 ] && [ $attempt = 1 ]; then
 				# Keep the log, drop its results: the pair is redone in a fresh outer guest.
-				sed 's/^LBENCH/DISCARDED-LBENCH/' "$part" >> "$log"
+				sed -E 's/^L(BENCH|BOOT)/DISCARDED-L\1/' "$part" >> "$log"
 				why="ended early ($(tail -n 1 "$part" | sed 's/^# //'))"
 				[ $st = 1 ] && why="wedged (no console line for ${stall}s)"
 				echo "LBENCH-FAIL vmm=outer q=$q rep=$rep test=outer reason=outer guest $why; last inner/outer line: $(grep -av -E 'soft lockup|rcu_|^\s*$|^#' "$part" | tail -n 1 | cut -c1-100); round redone" >> "$log"
@@ -177,8 +220,8 @@ done
 t_end=$(date +%s)
 echo "# run $((t_end - t_built))s, total $((t_end - t_start))s" >> "$log"
 python3 "$here/report.py" --mode "$mode" --rounds "$rounds" --secs "$secs" --tests "$tests" \
-	--build-secs $((t_built - t_start)) --run-secs $((t_end - t_built)) --load "$load0" \
+	--build-secs $((t_built - t_start)) --run-secs $((t_end - t_built)) --load "$load0" --boot-args "$boot_args" \
 	"$log" "$out" || die "report failed"
 cat "$out/results.md"
-grep -aq 'LBENCH ' "$log" || exit 1
+grep -aqE 'L(BENCH|BOOT) ' "$log" || exit 1
 exit 0

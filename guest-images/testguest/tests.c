@@ -40,6 +40,15 @@ static void test_smp(void)
 	tg_reset();
 }
 
+/* partial=1: last words without a newline, which the VMM's console buffer
+ * must still write out when the guest exits or crashes (test_boot.sh). */
+static void tg_print_last_words(void)
+{
+	uint64_t partial;
+	if (cmdline_get_u64("partial", 0, &partial) == 0 && partial)
+		tg_printf("testguest: last bytes, no newline");
+}
+
 static void test_exit(void)
 {
 	uint64_t code;
@@ -49,6 +58,7 @@ static void test_exit(void)
 		tg_exit(TG_EXIT_BAD_CMDLINE);
 	}
 	tg_printf("testguest: exiting with code %llu\n", (unsigned long long)code);
+	tg_print_last_words();
 	tg_exit((uint32_t)code);
 }
 
@@ -74,6 +84,7 @@ static void test_serial_echo(void)
 static void test_triple_fault(void)
 {
 	tg_printf("testguest: triple fault on purpose\n");
+	tg_print_last_words();
 	tg_triple_fault();
 	tg_exit(TG_EXIT_NO_TRIPLE_FAULT);
 }

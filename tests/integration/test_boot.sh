@@ -69,6 +69,22 @@ t_guest_exception_is_reported() {
 	fi
 }
 
+# The console buffers guest output until a newline (devices/serial.c) and KVM
+# queues transmits in its coalesced ring: a guest's last bytes without a
+# newline still reach the console when it exits or crashes, on stdio and
+# to a file.
+t_serial_last_bytes_survive_exit_and_crash() {
+	local out="$TMP_ROOT/last.out" file="$TMP_ROOT/last.txt" test want
+	for test in "exit code=3 partial=1" "triple-fault partial=1"; do
+		run_vm "$out" --kernel "$TESTGUEST" --cmdline "test=$test" < /dev/null
+		expect_line "testguest: last bytes, no newline" "$out" || return 1
+		run_vm "$out" --kernel "$TESTGUEST" --serial "file:$file" --cmdline "test=$test" < /dev/null
+		want="testguest: last bytes, no newline"
+		[ "$(tail -c ${#want} "$file")" = "$want" ] ||
+			{ fail "test=$test: $file ends with '$(tail -c 40 "$file")', expected '$want'"; return 1; }
+	done
+}
+
 t_serial_to_file_and_none() {
 	local out="$TMP_ROOT/none.out" file="$TMP_ROOT/console.txt"
 	run_vm "$out" --kernel "$TESTGUEST" --serial "file:$file" --cmdline "test=hello" < /dev/null

@@ -62,7 +62,7 @@ PY
 # "main" is the program's main thread, "minivmm" the library's run thread
 # (minivmm_start), both with the main list.
 SECCOMP_PY_FILTERS='
-want = {"main": 1, "minivmm": 1, "signals": 1, "serial-in": 1, "vcpu[0-9]+": 1, "spawner": 1,
+want = {"main": 1, "minivmm": 1, "signals": 1, "serial": 1, "vcpu[0-9]+": 1, "spawner": 1,
         "net0-link": 1, "net0-ctrl": 2, "net0-[qw][0-9]+": 2}
 for rx, nf in want.items():
     found = kinds(rx)
@@ -229,7 +229,7 @@ t_seccomp_list_prints_every_kind_of_thread() {
 	local out="$TMP_ROOT/sc-list.out" kind
 	run_vm "$out" --seccomp-list
 	expect_rc 0 "$out" || return 1
-	for kind in main signals vcpu serial-in spawner net-worker net-ctrl net-link; do
+	for kind in main signals vcpu serial spawner net-worker net-ctrl net-link; do
 		expect_line "^#### $kind: [0-9]+ system calls" "$out" || return 1
 	done
 	expect_line "^\| ioctl \| request one of KVM_RUN, KVM_GET_REGS, KVM_GET_SREGS \|" "$out"

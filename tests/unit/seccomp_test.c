@@ -148,7 +148,7 @@ Test(seccomp, guest_facing_threads_cannot_spawn_open_or_exec)
 			      SYS_io_uring_setup, SYS_io_uring_register, SYS_socket, SYS_open,
 			      SYS_openat, SYS_connect, SYS_ptrace, SYS_process_vm_writev, SYS_bpf,
 			      SYS_seccomp, SYS_prctl, SYS_capset, SYS_mount, SYS_kill };
-	const enum confine_role facing[] = { CONFINE_VCPU, CONFINE_NET_WORKER, CONFINE_SERIAL_IN };
+	const enum confine_role facing[] = { CONFINE_VCPU, CONFINE_NET_WORKER, CONFINE_SERIAL };
 	for (unsigned bits = 0; bits < 64; bits++) {
 		struct confine_needs n = needs_of(bits);
 		for (unsigned r = 0; r < sizeof(facing) / sizeof(facing[0]); r++)
@@ -204,7 +204,7 @@ Test(seccomp, xdp_adds_its_calls_only_where_they_are_made)
 		cr_assert(has(CONFINE_NET_LINK, &x, SYS_bpf), "the link thread attaches the program again");
 		cr_assert(!has(CONFINE_MAIN, &x, SYS_socket) && !has(CONFINE_MAIN, &x, SYS_bpf),
 			  "main makes no socket, touches no BPF object (xdp %#x)", bits);
-		cr_assert(!has(CONFINE_SERIAL_IN, &x, SYS_socket));
+		cr_assert(!has(CONFINE_SERIAL, &x, SYS_socket));
 		for (int role = CONFINE_NET_WORKER; role <= CONFINE_NET_CTRL; role++) {
 			int nrs[128];
 			unsigned count = seccomp_lists_count(role, &x, nrs, 128);

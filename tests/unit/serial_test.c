@@ -60,10 +60,10 @@ Test(serial, transmit_reaches_output_and_thr_stays_empty)
 	uart_open(&u);
 	wr(&u, 0, 'h');
 	wr(&u, 0, 'i');
-	char buf[2];
-	cr_assert_eq(read(u.pipe_out[0], buf, 2), 2);
-	cr_assert_eq(buf[0], 'h');
-	cr_assert_eq(buf[1], 'i');
+	wr(&u, 0, '\n');
+	char buf[3];
+	cr_assert_eq(read(u.pipe_out[0], buf, 3), 3);
+	cr_assert_eq(memcmp(buf, "hi\n", 3), 0);
 	cr_assert_eq(rd(&u, 5) & 0x60, 0x60, "THRE and TEMT always set");
 	uart_close(&u);
 }
@@ -137,6 +137,7 @@ Test(serial, received_data_interrupt_has_priority)
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -207,8 +208,10 @@ Test(serial, output_to_a_reader_that_went_away_is_logged_once_then_dropped)
 	close(p[0]);
 	struct out_uart u;
 	out_uart_open(&u, p[1], 0);
-	for (int i = 0; i < 10; i++)
+	for (int i = 0; i < 10; i++) {
 		out_put(&u, 'a');
+		out_put(&u, '\n');
+	}
 	cr_assert_eq(u.logs, 1, "logged %d times", u.logs);
 	cr_assert_str_eq(u.last_log, "serial output 'test': Broken pipe; guest console output is dropped from now on");
 	serial_destroy(u.s);
@@ -222,8 +225,9 @@ Test(serial, a_reader_that_does_not_read_stalls_output_for_stall_ms_only)
 	fill_pipe(p[1]);
 	struct out_uart u;
 	out_uart_open(&u, p[1], 200);
+	out_put(&u, 'a');   /* buffered */
 	double t0 = now_s();
-	out_put(&u, 'a');
+	out_put(&u, '\n');  /* written out: waits */
 	double waited = now_s() - t0;
 	cr_assert(waited >= 0.15 && waited < 2.0, "waited %.3f s", waited);
 	cr_assert_eq(u.logs, 1);
@@ -268,7 +272,7 @@ Test(serial, a_full_output_without_stall_limit_gives_up_when_the_vm_stops)
 	pthread_t t;
 	pthread_create(&t, NULL, stop_after_100ms, &u);
 	double t0 = now_s();
-	out_put(&u, 'a');
+	out_put(&u, '\n');
 	double waited = now_s() - t0;
 	pthread_join(t, NULL);
 	cr_assert(waited >= 0.05 && waited < 2.0, "waited %.3f s", waited);
@@ -288,9 +292,205 @@ Test(serial, a_regular_file_takes_output_directly)
 	out_uart_open(&u, fd, 200);
 	out_put(&u, 'o');
 	out_put(&u, 'k');
+	out_put(&u, '\n');
 	char buf[4] = "";
-	cr_assert_eq(pread(fd, buf, 2, 0), 2);
-	cr_assert_str_eq(buf, "ok");
+	cr_assert_eq(pread(fd, buf, 3, 0), 3);
+	cr_assert_str_eq(buf, "ok\n");
 	serial_destroy(u.s);
 	close(fd);
+}
+
+/* ---- buffered output ----------------------------------------------------
+ * Output goes out in order at a newline, a full buffer, an IER write, the
+ * VM's stop, and within a few ms after its first byte otherwise. */
+
+/* Bytes in the pipe right now (non-blocking read). */
+static ssize_t drain(int fd, char *buf, size_t size)
+{
+	int flags = fcntl(fd, F_GETFL);
+	fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+	ssize_t total = 0, n;
+	while ((size_t)total < size && (n = read(fd, buf + total, size - (size_t)total)) > 0)
+		total += n;
+	fcntl(fd, F_SETFL, flags);
+	return total;
+}
+
+static void put_str(struct uart *u, const char *str)
+{
+	for (; *str; str++)
+		wr(u, 0, (uint8_t)*str);
+}
+
+Test(serial, output_waits_for_a_newline_then_goes_out_in_order)
+{
+	struct uart u;
+	uart_open(&u);
+	char buf[64];
+	put_str(&u, "ab");
+	cr_assert_eq(drain(u.pipe_out[0], buf, sizeof(buf)), 0, "a partial line stays buffered");
+	put_str(&u, "c\nde");
+	cr_assert_eq(drain(u.pipe_out[0], buf, sizeof(buf)), 4);
+	cr_assert_eq(memcmp(buf, "abc\n", 4), 0);
+	uart_close(&u);
+}
+
+Test(serial, an_ier_write_sends_a_partial_line)
+{
+	struct uart u;
+	uart_open(&u);
+	char buf[64];
+	put_str(&u, "login: ");
+	wr(&u, 1, 0x01);   /* Linux's console restores IER after each message */
+	cr_assert_eq(drain(u.pipe_out[0], buf, sizeof(buf)), 7);
+	cr_assert_eq(memcmp(buf, "login: ", 7), 0);
+	uart_close(&u);
+}
+
+Test(serial, a_full_buffer_goes_out_without_a_newline)
+{
+	struct uart u;
+	uart_open(&u);
+	static char buf[8192];
+	for (int i = 0; i < 5000; i++)
+		wr(&u, 0, (uint8_t)('a' + i % 26));
+	ssize_t n = drain(u.pipe_out[0], buf, sizeof(buf));
+	cr_assert_eq(n, 4096, "one full buffer out, %zd", n);
+	for (int i = 0; i < 4096; i++)
+		cr_assert_eq(buf[i], 'a' + i % 26, "byte %d in order", i);
+	uart_close(&u);
+}
+
+Test(serial, a_partial_line_goes_out_within_a_few_ms)
+{
+	struct uart u;
+	uart_open(&u);
+	cr_assert_eq(serial_start_input(u.s, NULL), 0, "the serial thread runs the deferred flush");
+	double t0 = now_s();
+	put_str(&u, "$ ");
+	struct pollfd p = { .fd = u.pipe_out[0], .events = POLLIN };
+	cr_assert_eq(poll(&p, 1, 2000), 1, "the prompt arrived");
+	double took = now_s() - t0;
+	char buf[8];
+	cr_assert_eq(drain(u.pipe_out[0], buf, sizeof(buf)), 2);
+	cr_assert_eq(memcmp(buf, "$ ", 2), 0);
+	cr_assert_lt(took, 0.5, "took %.3f s", took);
+	/* Armed again for the next partial line. */
+	put_str(&u, "x");
+	cr_assert_eq(poll(&p, 1, 2000), 1);
+	cr_assert_eq(drain(u.pipe_out[0], buf, sizeof(buf)), 1);
+	serial_stop_input(u.s);
+	uart_close(&u);
+}
+
+Test(serial, what_is_left_goes_out_when_the_vm_stops)
+{
+	struct uart u;
+	uart_open(&u);
+	char buf[64];
+	put_str(&u, "last words");
+	serial_stop_input(u.s);   /* the VM's stop, with or without a thread */
+	cr_assert_eq(drain(u.pipe_out[0], buf, sizeof(buf)), 10);
+	cr_assert_eq(memcmp(buf, "last words", 10), 0);
+	put_str(&u, "!");
+	serial_destroy(u.s);      /* and its teardown */
+	cr_assert_eq(drain(u.pipe_out[0], buf, sizeof(buf)), 1);
+	cr_assert_eq(buf[0], '!');
+	close(u.pipe_out[0]);
+	close(u.pipe_out[1]);
+}
+
+/* ---- queued transmits (machine_coalesce_pio) ---------------------------
+ * KVM may queue THR writes only while nothing the guest can see depends on
+ * each: no THR-empty interrupt, no loopback. */
+
+struct coal_uart {
+	struct serial *s;
+	struct bus_device dev;
+	struct machine ev;
+	int calls;
+	bool on;
+	uint16_t port;
+	int answer;   /* what the machine says: 0 or -EOPNOTSUPP */
+};
+
+static int record_coalesce(void *o, uint16_t port, unsigned len, bool assign)
+{
+	struct coal_uart *u = o;
+	cr_assert_eq(len, 1u, "only the transmit register");
+	u->calls++;
+	u->port = port;
+	if (u->answer == 0)
+		u->on = assign;
+	return u->answer;
+}
+
+static int ignore_irq(void *o, unsigned gsi, int level) { (void)o; (void)gsi; (void)level; return 0; }
+
+static void coal_open(struct coal_uart *u, int answer, uint16_t thr_port)
+{
+	memset(u, 0, sizeof(*u));
+	u->answer = answer;
+	u->ev = (struct machine){ .opaque = u, .request_stop = no_stop, .log = no_log,
+				  .set_irq = ignore_irq, .coalesce_pio = record_coalesce };
+	struct serial_config cfg = { .in_fd = -1, .out_fd = -1, .gsi = 4, .thr_port = thr_port };
+	cr_assert_eq(serial_create(&u->s, &cfg, &u->ev, NULL), 0);
+	u->dev = serial_bus_device(u->s);
+}
+
+static void coal_wr(struct coal_uart *u, unsigned reg, uint8_t v)
+{
+	u->dev.write(u->dev.opaque, reg, &v, 1);
+}
+
+Test(serial, transmits_are_queued_from_reset_while_no_interrupt_is_enabled)
+{
+	struct coal_uart u;
+	coal_open(&u, 0, 0x3f8);
+	cr_assert(u.on, "queued from the start: IER is clear at reset");
+	cr_assert_eq(u.port, 0x3f8);
+	coal_wr(&u, 1, 0x01);   /* RDI only: a transmit still raises nothing */
+	cr_assert(u.on);
+	serial_destroy(u.s);
+}
+
+Test(serial, enabling_the_thr_interrupt_stops_queueing_at_once)
+{
+	struct coal_uart u;
+	coal_open(&u, 0, 0x3f8);
+	coal_wr(&u, 1, 0x02);
+	cr_assert_not(u.on, "each transmit must now raise THRE in time");
+	coal_wr(&u, 1, 0x00);
+	cr_assert_not(u.on, "not again right away: tty output toggles THRI per burst");
+	for (int i = 0; i < 63; i++)
+		coal_wr(&u, 0, 'a');
+	cr_assert_not(u.on);
+	coal_wr(&u, 0, 'a');
+	cr_assert(u.on, "again after 64 transmits with THRI off");
+	cr_assert_eq(u.calls, 3);
+	serial_destroy(u.s);
+}
+
+Test(serial, loopback_stops_queueing)
+{
+	struct coal_uart u;
+	coal_open(&u, 0, 0x3f8);
+	coal_wr(&u, 4, 0x10);
+	cr_assert_not(u.on, "a looped-back byte shows in LSR and may interrupt");
+	serial_destroy(u.s);
+}
+
+Test(serial, a_machine_that_cannot_queue_is_asked_once)
+{
+	struct coal_uart u;
+	coal_open(&u, -EOPNOTSUPP, 0x3f8);
+	coal_wr(&u, 1, 0x02);
+	coal_wr(&u, 1, 0x00);
+	for (int i = 0; i < 200; i++)
+		coal_wr(&u, 0, 'a');
+	cr_assert_eq(u.calls, 1);
+	serial_destroy(u.s);
+	coal_open(&u, 0, 0);    /* no THR port: never */
+	cr_assert_eq(u.calls, 0);
+	serial_destroy(u.s);
 }
