@@ -78,9 +78,14 @@ class VM:
             argv += ['-kernel', tg, '-append', cmdline]
         self.argv = argv
         subprocess.run(['ip', 'neigh', 'flush', 'all'], stderr=subprocess.DEVNULL)
+        # The guest's console (stdout) and minivmm's own lines and SIGUSR1
+        # statistics (stderr) in two files: through one, a statistics line
+        # written while the guest is half-way through a console line (its
+        # output is flushed in pieces) would land inside that line.
         self.fh = open(out, 'w')
+        self.fh_err = open(out + '.err', 'w')
         self.t0 = time.monotonic()
-        self.p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.fh, stderr=subprocess.STDOUT)
+        self.p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.fh, stderr=self.fh_err)
         self.pid = self.p.pid
 
     def attach(self, timeout=10):
@@ -98,7 +103,8 @@ class VM:
         return False
 
     def text(self):
-        return read(self.out)
+        """The console, then minivmm's lines (each file whole, not interleaved)."""
+        return read(self.out) + read(self.out + '.err')
 
     def wait_line(self, pat, timeout=15):
         end = time.monotonic() + timeout
@@ -146,6 +152,7 @@ class VM:
             self.p.kill()
             self.p.wait()
         self.fh.close()
+        self.fh_err.close()
         return self.p.returncode
 
     def kill(self):
@@ -154,6 +161,8 @@ class VM:
             self.p.wait()
         if not self.fh.closed:
             self.fh.close()
+        if not self.fh_err.closed:
+            self.fh_err.close()
 
     def exit_json(self):
         lines = self._stats_lines()
