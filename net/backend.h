@@ -82,8 +82,8 @@ struct net_queue_io {
 	 * over a UMEM of all of it) is paced by the backend's limiter: a guest
 	 * that resets and activates its device in a loop gets a burst of starts
 	 * at once, then its workers wait their turn before start, and a reset
-	 * that comes first stops them before they cost anything. NULL: start
-	 * at once. */
+	 * that comes first stops them before they cost anything. Only queues
+	 * in use wait (net_qp_active). NULL: start at once. */
 	struct log_limit *start_pace;
 	void *priv;                /* the backend's state for this queue */
 	/* The engine must keep no reference to fd beyond its operations in

@@ -38,7 +38,9 @@ static int net_worker_start_queues(struct net_worker *w)
 	for (unsigned i = 0; i < w->nr_qps; i++) {
 		struct net_queue_io *io = w->qp[i]->io;
 		struct vmm_err err = { 0 };
-		if (io->start_pace && !net_worker_wait_turn(w, io->start_pace)) {
+		/* Only a queue in use binds (an inactive one keeps the backend's
+		 * drain socket): only it waits for a turn. */
+		if (io->start_pace && net_qp_active(w->qp[i]) && !net_worker_wait_turn(w, io->start_pace)) {
 			w->nr_started = i;
 			return 1;   /* stopped before it started: not an error */
 		}

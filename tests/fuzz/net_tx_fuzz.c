@@ -47,7 +47,7 @@ struct state {
 	struct guest_chain inflight[MAX_INFLIGHT];
 	unsigned nr_inflight;
 	/* What the counters must say. */
-	uint64_t frames, bytes, errors, taken;
+	uint64_t frames, bytes, errors, dropped, taken;
 	uint8_t sum;   /* every byte of every frame, read */
 };
 
@@ -79,7 +79,9 @@ static ssize_t write_frame(struct state *s, const struct guest_chain *c)
 static void complete(struct state *s, const struct guest_chain *c, ssize_t n)
 {
 	dp_tx_complete(s->dp, c, n);
-	if (n < 0) {
+	if (n == -ECANCELED) {
+		s->dropped++;   /* cancelled in flight (a stopping worker): dropped, not failed */
+	} else if (n < 0) {
 		s->errors++;
 	} else {
 		s->frames++;
@@ -226,6 +228,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		   "counted %llu errors, %llu failed writes and %llu rejected chains",
 		   (unsigned long long)s.qp.stats.tx_errors, (unsigned long long)s.errors,
 		   (unsigned long long)(s.tx.pops - s.taken));
+	FUZZ_CHECK(s.qp.stats.tx_dropped == s.dropped, "counted %llu dropped, %llu cancelled",
+		   (unsigned long long)s.qp.stats.tx_dropped, (unsigned long long)s.dropped);
 	dp_queue_free(s.dp);
 out:
 	fuzz_vq_free(&s.tx);
