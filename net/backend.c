@@ -2,6 +2,11 @@
 #include "net/backend.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 int net_backend_create(const struct net_backend_config *cfg, struct net_backend **out,
 		       struct vmm_err *err)
@@ -34,4 +39,19 @@ unsigned long long net_backend_take_drops(struct net_backend *b, unsigned q)
 	if (!b->ops->take_drops || q >= b->nr_queues)
 		return 0;
 	return b->ops->take_drops(b, q);
+}
+
+bool net_iface_is_up(const char *ifname)
+{
+	if (!if_nametoindex(ifname))
+		return false;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", ifname);
+	bool up = ioctl(fd, SIOCGIFFLAGS, &ifr) == 0 && (ifr.ifr_flags & IFF_UP);
+	close(fd);
+	return up;
 }

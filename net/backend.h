@@ -164,6 +164,10 @@ uint64_t net_backend_host_tail_bytes(const struct net_backend_config *cfg);
  * backends that cannot tell. */
 unsigned long long net_backend_take_drops(struct net_backend *b, unsigned q);
 
+/* The host interface exists and is up (the packet and xdp backends' present
+ * op: a socket can be bound to it again). */
+bool net_iface_is_up(const char *ifname);
+
 /* The kinds, for net_backend_create (tap.c, packet.c, xdp.c). */
 int tap_backend_create(const struct net_backend_config *cfg, struct net_backend **out,
 		       struct vmm_err *err);

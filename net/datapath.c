@@ -1,5 +1,6 @@
 #include "net/datapath.h"
 
+#include "base/iov.h"
 #include "net/csum.h"
 #include "net/gso.h"
 
@@ -302,19 +303,7 @@ static void dp_write_num_buffers(struct guest_chain *first, uint16_t num)
 /* Copy len bytes at offset off of what a read delivered. */
 static bool dp_read_peek(const struct dp_read *r, size_t off, uint8_t *out, size_t len)
 {
-	for (unsigned i = 0; i < r->nr_iov && len; i++) {
-		size_t seg = r->iov[i].iov_len;
-		if (off >= seg) {
-			off -= seg;
-			continue;
-		}
-		size_t take = seg - off < len ? seg - off : len;
-		memcpy(out, (const uint8_t *)r->iov[i].iov_base + off, take);
-		out += take;
-		len -= take;
-		off = 0;
-	}
-	return len == 0;
+	return iov_copy_out(r->iov, r->nr_iov, off, out, len) == len;
 }
 
 /* Why a frame bigger than the guest's buffers came: a GSO frame for a guest

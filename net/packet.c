@@ -350,18 +350,7 @@ static int packet_set_queue_active(struct net_backend *b, unsigned q, bool activ
 /* The interface exists and is up: a packet socket can be bound to it. */
 static bool packet_present(struct net_backend *b)
 {
-	unsigned ifindex = if_nametoindex(b->ifname);
-	if (!ifindex)
-		return false;
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return false;
-	struct ifreq ifr;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", b->ifname);
-	bool up = ioctl(fd, SIOCGIFFLAGS, &ifr) == 0 && (ifr.ifr_flags & IFF_UP);
-	close(fd);
-	return up;
+	return net_iface_is_up(b->ifname);
 }
 
 /* New sockets on the interface that came back (its index may differ). */

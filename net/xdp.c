@@ -291,18 +291,7 @@ static int xdp_set_offload(struct net_backend *b, unsigned offloads, struct vmm_
 
 static bool xdp_present(struct net_backend *b)
 {
-	unsigned ifindex = if_nametoindex(b->ifname);
-	if (!ifindex)
-		return false;
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return false;
-	struct ifreq ifr;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", b->ifname);
-	bool up = ioctl(fd, SIOCGIFFLAGS, &ifr) == 0 && (ifr.ifr_flags & IFF_UP);
-	close(fd);
-	return up;
+	return net_iface_is_up(b->ifname);
 }
 
 static void xdp_close_all(struct xdp_backend *xb)

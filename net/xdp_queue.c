@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "base/iov.h"
 #include "net/csum.h"
 
 #define XDP_TX_RETRY_MIN_US   20
@@ -118,23 +119,6 @@ static int xq_rx_refill(struct xdp_queue *xq, struct dp_queue *dp)
 	return rc < 0 ? -1 : 0;
 }
 
-/* Write len bytes of src at offset off of what the read's iovecs hold. */
-static void read_put(const struct dp_read *r, size_t off, const uint8_t *src, size_t len)
-{
-	for (unsigned i = 0; i < r->nr_iov && len; i++) {
-		size_t seg = r->iov[i].iov_len;
-		if (off >= seg) {
-			off -= seg;
-			continue;
-		}
-		size_t take = seg - off < len ? seg - off : len;
-		memcpy((uint8_t *)r->iov[i].iov_base + off, src, take);
-		src += take;
-		len -= take;
-		off = 0;
-	}
-}
-
 static void xq_rx_bounced(struct xdp_queue *xq, struct dp_queue *dp, unsigned b, uint8_t *frame,
 			  uint32_t len)
 {
@@ -144,8 +128,8 @@ static void xq_rx_bounced(struct xdp_queue *xq, struct dp_queue *dp, unsigned b,
 	/* The read's last iovec is dp's 64 KiB discard tail: a frame (at most
 	 * a chunk) never runs past it; one larger than the guest's buffers is
 	 * dropped and counted by dp_rx_complete. */
-	read_put(r, 0, zero_hdr, XDP_VNET_HDR);
-	read_put(r, XDP_VNET_HDR, frame, len);
+	iov_copy_in(r->iov, r->nr_iov, 0, zero_hdr, XDP_VNET_HDR);
+	iov_copy_in(r->iov, r->nr_iov, XDP_VNET_HDR, frame, len);
 	NET_STAT_ADD(dp->qp, rx_bounced, 1);
 	dp_rx_complete(dp, r, (ssize_t)(XDP_VNET_HDR + len));
 	xq->rx_bounce_free[xq->nr_rx_bounce_free++] = (uint16_t)b;
@@ -286,22 +270,6 @@ static bool tx_direct_addr(const struct xdp_queue *xq, const struct guest_chain 
 	return false;
 }
 
-static void tx_copy_out(const struct guest_chain *c, uint8_t *dst, uint32_t len)
-{
-	size_t off = XDP_VNET_HDR;
-	for (unsigned k = 0; k < c->nr_readable && len; k++) {
-		size_t seg = c->iov[k].iov_len;
-		if (off >= seg) {
-			off -= seg;
-			continue;
-		}
-		size_t take = seg - off < len ? seg - off : len;
-		memcpy(dst, (const uint8_t *)c->iov[k].iov_base + off, take);
-		dst += take;
-		len -= (uint32_t)take;
-		off = 0;
-	}
-}
 
 enum tx_put { TX_PUT_OK, TX_PUT_DROPPED, TX_PUT_WAIT };
 
@@ -325,7 +293,7 @@ static enum tx_put xq_tx_put(struct xdp_queue *xq, struct dp_queue *dp, uint32_t
 			return TX_PUT_WAIT;
 		bounce = xq->tx_bounce_free[--xq->nr_tx_bounce_free];
 		addr = tx_bounce_addr(xq, bounce);
-		tx_copy_out(c, xq->xb->umem_area + addr, len);
+		iov_copy_out(c->iov, c->nr_readable, XDP_VNET_HDR, xq->xb->umem_area + addr, len);
 		NET_STAT_ADD(dp->qp, tx_bounced, 1);
 	}
 	uint16_t e = xq->tx_entry_free[--xq->nr_tx_entry_free];

@@ -12,13 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef SOL_XDP
-#define SOL_XDP 283
-#endif
-#ifndef AF_XDP
-#define AF_XDP 44
-#endif
-
 static int xsk_map_ring(int fd, const struct xdp_ring_offset *o, uint64_t pgoff, size_t entry,
 			uint32_t n, struct xdp_ring *r)
 {

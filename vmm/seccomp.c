@@ -42,13 +42,6 @@
 
 #define ETH_P_ALL_BE __builtin_bswap16(0x0003)   /* htons(ETH_P_ALL), as a constant */
 
-#ifndef SOL_XDP
-#define SOL_XDP 283
-#endif
-#ifndef AF_XDP
-#define AF_XDP 44
-#endif
-
 /* ---- the table ----------------------------------------------------------- */
 
 #define R(role) (1u << (role))
