@@ -13,34 +13,16 @@ import argparse
 import csv
 import os
 import re
-import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import hostinfo  # noqa: E402
+from common import fmt, med  # noqa: E402
 
 TESTS = [('rr', 'TCP_RR', 'transactions/s'), ('crr', 'TCP_CRR', 'transactions/s'),
          ('stream', 'TCP_STREAM guest receiving (iperf3 -R)', 'Mbit/s'),
          ('maerts', 'TCP_MAERTS guest sending (iperf3)', 'Mbit/s')]
 VMMS = ['minivmm', 'qemu']
-
-
-def fmt(x):
-    if x is None:
-        return '-'
-    ax = abs(x)
-    if ax >= 100000:
-        return f'{x/1e6:.3f}M'
-    if ax >= 1000:
-        return f'{x/1e3:.1f}k'
-    if ax >= 10:
-        return f'{x:.0f}'
-    return f'{x:.2f}'
-
-
-def med(v):
-    v = [x for x in v if x is not None]
-    return (statistics.median(v), min(v), max(v)) if v else (None, None, None)
 
 
 def fmr(t, n_runs):
