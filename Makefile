@@ -192,7 +192,7 @@ demo: $(BIN) testguest $(NETPEER)
 unit-test: $(UNIT_BIN)
 	scripts/install-deps.sh unit
 	tests/check-layers.sh
-	$(UNIT_BIN) --jobs 2
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 $(UNIT_BIN) --jobs 2
 
 integration-test: $(BIN) $(LIB_ALL) testguest $(TEST_TOOLS)
 	scripts/install-deps.sh test

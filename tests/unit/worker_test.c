@@ -276,7 +276,7 @@ Test(worker, uring_probe_accepts_this_kernel)
  * with its list, each worker setting up under that filter and then
  * installing its own. Only the spawner and the workers are confined (the
  * test's own thread is not): a call missing from a list kills the test. */
-Test(worker, confined_workers_started_by_a_confined_spawner_carry_every_frame, .timeout = 20)
+Test(worker, confined_workers_started_by_a_confined_spawner_carry_every_frame, .timeout = 30)
 {
 	struct confine_needs n = { .net = true, .tap = true, .uring = true, .epoll = true,
 				   .kick_signal = SIGRTMIN + 1, .pid = getpid() };
