@@ -512,7 +512,7 @@ static void echo_sink_worker(unsigned q)
 		/* Queue 0 watches the link (a host interface that vanishes and
 		 * comes back): two MMIO reads every LINK_POLL_US. */
 		if (q == 0 && tsc_passed(next_link)) {
-			vnet_link_poll(&net, irq ? tg_net_irq_status : 0);
+			vnet_link_poll(&net, irq ? &tg_net_irq_status : NULL);
 			next_link = tsc_deadline_us(LINK_POLL_US);
 		}
 	}

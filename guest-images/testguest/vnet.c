@@ -247,7 +247,9 @@ int vnet_ctrl_mq(struct vnet *n, unsigned pairs)
 	return __atomic_load_n(&ctrl_cmd->ack, __ATOMIC_ACQUIRE) == VIRTIO_NET_OK ? 0 : 1;
 }
 
-int vnet_link_poll(struct vnet *n, uint32_t irq_seen)
+/* irq_status: the status bits an interrupt handler has seen (NULL when the
+ * guest polls). */
+int vnet_link_poll(struct vnet *n, const volatile uint32_t *irq_status)
 {
 	const struct vmmio_dev *d = &n->dev;
 	uint32_t isr, gen, gen2;
@@ -258,7 +260,7 @@ int vnet_link_poll(struct vnet *n, uint32_t irq_seen)
 	isr = vmmio_read(d, VIRTIO_MMIO_INTERRUPT_STATUS) & VIRTIO_MMIO_INT_CONFIG;
 	if (isr)
 		vmmio_write(d, VIRTIO_MMIO_INTERRUPT_ACK, isr);
-	n->config_irqs += !!((isr | irq_seen) & VIRTIO_MMIO_INT_CONFIG);
+	n->config_irqs += !!((isr | (irq_status ? *irq_status : 0)) & VIRTIO_MMIO_INT_CONFIG);
 	do {
 		gen = vmmio_read(d, VIRTIO_MMIO_CONFIG_GENERATION);
 		status = vmmio_config16(d, offsetof(struct virtio_net_config, status));
@@ -266,6 +268,16 @@ int vnet_link_poll(struct vnet *n, uint32_t irq_seen)
 	} while (gen != gen2);
 	if ((status & VIRTIO_NET_S_LINK_UP) == (n->link_status & VIRTIO_NET_S_LINK_UP))
 		return 0;
+	/* The device changes its config space, then raises the interrupt: the
+	 * status can be read new while the ISR read above was still the old
+	 * one. Give the interrupt a moment before saying whether it came. */
+	for (uint64_t end = tsc_deadline_us(100000); !n->config_irqs && !tsc_passed(end);) {
+		isr = vmmio_read(d, VIRTIO_MMIO_INTERRUPT_STATUS) & VIRTIO_MMIO_INT_CONFIG;
+		if (isr)
+			vmmio_write(d, VIRTIO_MMIO_INTERRUPT_ACK, isr);
+		n->config_irqs += !!((isr | (irq_status ? *irq_status : 0)) & VIRTIO_MMIO_INT_CONFIG);
+		cpu_pause();
+	}
 	tg_printf("testguest: link %s status 0x%x config-irq %u gen %u\n",
 		  (status & VIRTIO_NET_S_LINK_UP) ? "up" : "down", status,
 		  n->config_irqs ? 1u : 0u, gen);

@@ -96,7 +96,7 @@ int vnet_ctrl_mq(struct vnet *n, unsigned pairs);
  * differs from the last one seen (n->link_status). config-irq says whether
  * the device raised a configuration-change interrupt since the last call
  * (`irq_seen` adds bits an interrupt handler acknowledged). 1 if changed. */
-int vnet_link_poll(struct vnet *n, uint32_t irq_seen);
+int vnet_link_poll(struct vnet *n, const volatile uint32_t *irq_status);
 
 /* Post every RX buffer of the pair, publish, kick if asked. */
 void vnet_rx_post_all(struct vnet_pair *p);
