@@ -173,7 +173,7 @@ def write_boot_report(a, fails, info):
     vmms = [v for v in VMMS if any(b['vmm'] == v for b in boots)]
     vmms += sorted({b['vmm'] for b in boots} - set(vmms))
     L = ['# minivmm Linux guest boot time, nested (boot-only mode)', '']
-    L.append('- **Absolute figures are emulated and loaded**: the outer guest is Debian 6.1 under QEMU **TCG** '
+    L.append('- **Absolute figures are emulated**: the outer guest is Debian 6.1 under QEMU **TCG** '
              '(`-accel tcg -cpu max -smp 2`, SVM exposed, kvm-amd inside) on this host (' + hostinfo.host_line() +
              '); the inner Linux boots under minivmm or QEMU microvm *inside* it. Only the **minivmm/QEMU ratios** '
              '(same outer guest, boots alternating, odd boots QEMU first) carry over.')
