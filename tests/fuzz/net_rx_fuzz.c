@@ -196,13 +196,25 @@ static uint32_t make_frame(struct fz *in)
 	return make_frame_in(frame, in);
 }
 
+/* Bytes [off, off+n) of a frame of any length: frame[] where it has them,
+ * make_frame_in()'s padding past its end (a "too big" read of a guest
+ * buffer larger than FRAME_MAX asks for more than frame[] holds). */
+static void frame_bytes(uint8_t *to, size_t off, size_t n)
+{
+	size_t have = off < FRAME_MAX ? FRAME_MAX - off : 0;
+	size_t copy = n < have ? n : have;
+	if (copy)
+		memcpy(to, frame + off, copy);
+	memset(to + copy, 0x3c, n - copy);
+}
+
 /* What the kernel's readv does: fill the iovecs in order, at most len. */
 static ssize_t kernel_read(struct dp_read *r, uint32_t len)
 {
 	size_t off = 0;
 	for (unsigned i = 0; i < r->nr_iov && off < len; i++) {
 		size_t take = len - off < r->iov[i].iov_len ? len - off : r->iov[i].iov_len;
-		memcpy(r->iov[i].iov_base, frame + off, take);
+		frame_bytes(r->iov[i].iov_base, off, take);
 		off += take;
 	}
 	return (ssize_t)off;
