@@ -108,8 +108,9 @@ li_outer_kernel() {
 # TCG's nested SVM sometimes freezes the whole outer guest).
 li_run_outer() {
 	local log=$1 limit=$2 append=$3 qpid n last=-1 quiet=0 stall=${LI_STALL:-90}
-	echo "# qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2048 -M pc -nographic -no-reboot -kernel $okernel -initrd $outer -append '$append'" >> "$log"
-	timeout -k 5 "$limit" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2048 -M pc \
+	local accel=${LINUX_TEST_OUTER_ACCEL:-tcg}
+	echo "# qemu-system-x86_64 -accel $accel -cpu max -smp 2 -m 2048 -M pc -nographic -no-reboot -kernel $okernel -initrd $outer -append '$append'" >> "$log"
+	timeout -k 5 "$limit" qemu-system-x86_64 -accel "$accel" -cpu max -smp 2 -m 2048 -M pc \
 		-display none -monitor none -serial stdio -no-reboot \
 		-kernel "$okernel" -initrd "$outer" -append "$append" </dev/null >>"$log" 2>&1 &
 	qpid=$!

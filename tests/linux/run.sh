@@ -25,6 +25,7 @@
 #   LINUX_TEST_DEBIAN_KVER Debian kernel for debian-acpi (default: newest /boot/vmlinuz-*
 #                         with virtio_mmio in /lib/modules; reading /boot needs root)
 #   MINIVMM_CACHE         kernel cache (default /var/cache/minivmm)
+#   LINUX_TEST_OUTER_ACCEL the outer QEMU's -accel (default tcg; e.g. tcg,thread=single)
 set -u
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
