@@ -196,25 +196,15 @@ static uint32_t make_frame(struct fz *in)
 	return make_frame_in(frame, in);
 }
 
-/* Bytes [off, off+n) of a frame of any length: frame[] where it has them,
- * make_frame_in()'s padding past its end (a "too big" read of a guest
- * buffer larger than FRAME_MAX asks for more than frame[] holds). */
-static void frame_bytes(uint8_t *to, size_t off, size_t n)
-{
-	size_t have = off < FRAME_MAX ? FRAME_MAX - off : 0;
-	size_t copy = n < have ? n : have;
-	if (copy)
-		memcpy(to, frame + off, copy);
-	memset(to + copy, 0x3c, n - copy);
-}
-
-/* What the kernel's readv does: fill the iovecs in order, at most len. */
+/* What the kernel's readv does: fill the iovecs in order, at most len
+ * (never more than the largest frame, FRAME_MAX). */
 static ssize_t kernel_read(struct dp_read *r, uint32_t len)
 {
 	size_t off = 0;
+	len = len > FRAME_MAX ? FRAME_MAX : len;
 	for (unsigned i = 0; i < r->nr_iov && off < len; i++) {
 		size_t take = len - off < r->iov[i].iov_len ? len - off : r->iov[i].iov_len;
-		frame_bytes(r->iov[i].iov_base, off, take);
+		memcpy(r->iov[i].iov_base, frame + off, take);
 		off += take;
 	}
 	return (ssize_t)off;
@@ -286,7 +276,8 @@ static void engine_step(uint8_t op, struct fz *in)
 		case 0: n = -EAGAIN; break;
 		case 1: n = -ECANCELED; break;
 		case 2: n = -EIO; break;
-		case 3: n = kernel_read(r, r->capacity + 1 + fz_u8(in));   /* too big: dropped */
+		case 3: /* too big for the buffers (if they hold less than a frame can be): dropped */
+			n = kernel_read(r, r->capacity + 1 + fz_u8(in));
 			break;
 		default: n = kernel_read(r, make_frame(in)); break;
 		}
