@@ -211,10 +211,14 @@ t_xdp_multiqueue_every_queue_carries_traffic() {
 # table to steer with, so what the host puts on queues 2-3 is dropped there
 # by their drain sockets, counted, and said once; nothing reaches pairs 2-3.
 # The host sends numbered datagrams over 64 flows to a sink that polls all
-# four pairs. Every datagram is accounted for: received by the sink, or
+# four pairs. Every datagram is accounted for: received by the sink,
 # counted in a queue's backend_drops (pairs 0-1 too may drop some when the
 # loaded machine holds the guest back: AF_XDP has no buffer but the
-# guest's, and the sink's gaps are then at most those drops).
+# guest's), or counted by the veth itself (xdp_host_drops: its 256-frame
+# XDP queue overflows when softirqs fall behind on a loaded machine). The
+# sink's gaps are at most those drops. (A CI run under TSan found 5 of
+# 10000 missing on pairs 0-1 with no backend drop, and did not record the
+# veth's counters; the message now names them.)
 t_xdp_pairs_set_2_of_4_drops_the_rest_counted() {
 	xdp_ns 4 || return 1
 	xdp_vm_start xdppairs "test=net-sink queues=4 pairs=2 secs=30" ",queues=4" --cpus 4 --stats=json ||
@@ -227,6 +231,8 @@ t_xdp_pairs_set_2_of_4_drops_the_rest_counted() {
 		{ fail "send: $(tr '\n' ' ' < "$res")"; return 1; }
 	sleep 1
 	peer stop --dst 10.0.0.2 --port 5001 --repeat 20 > /dev/null 2>&1
+	local v0rx v1tx
+	read -r v0rx v1tx < <(xdp_host_drops)
 	net_vm_wait
 	expect_rc 0 "$OUT" || return 1
 	expect_line "^testguest: ctrl mq 2 -> OK$" "$OUT" || return 1
@@ -239,18 +245,25 @@ t_xdp_pairs_set_2_of_4_drops_the_rest_counted() {
 	[ -n "$got" ] || { fail "the sink reordered or found bad datagrams on the pairs in use: $(grep -E '^testguest: (q[0-9]|net-sink)' "$OUT" | tr '\n' '|')"; return 1; }
 	grep -qE "^testguest: q2 rx 0 " "$OUT" && grep -qE "^testguest: q3 rx 0 " "$OUT" ||
 		{ fail "frames reached the pairs the guest left off: $(grep -E '^testguest: q[23]' "$OUT" | tr '\n' '|')"; return 1; }
+	# v0's receive drops count every frame an AF_XDP socket dropped (the
+	# queues' backend_drops: the two were equal in every run without host
+	# loss, under TSan too) and the frames its own XDP queue lost; v1's
+	# transmit drops, frames that never got to v0. What the veth lost by
+	# itself is what v0 counts beyond the sockets, plus v1's.
 	stats_check "$OUT" '
-got, lost, sent = int(args[0]), int(args[1]), int(args[2])
+got, lost, sent, v0rx, v1tx = (int(a) for a in args[:5])
 check(n["active_pairs"] == 2, "active_pairs %d, expected 2" % n["active_pairs"])
 check(q[2]["rx_frames"] == 0 and q[3]["rx_frames"] == 0, "rx_frames on queues 2-3: %d %d" % (q[2]["rx_frames"], q[3]["rx_frames"]))
 check(q[2]["backend_drops"] > 0 and q[3]["backend_drops"] > 0, "no drops counted on queues 2-3: %d %d (did every flow hash to 0-1?)" % (q[2]["backend_drops"], q[3]["backend_drops"]))
 used = q[0]["backend_drops"] + q[1]["backend_drops"]
 drops = used + q[2]["backend_drops"] + q[3]["backend_drops"]
+host = max(0, v0rx - drops) + v1tx
 # The 20 stop datagrams come from one socket, so on one queue: dropped
 # there (counted) if it is one the guest left off.
-check(sent <= got + drops <= sent + 20, "the sink got %d, the queues dropped %d: %d, expected the %d sent (+ up to 20 stop datagrams)" % (got, drops, got + drops, sent))
-check(lost <= used, "the sink found %d datagrams missing on pairs 0-1, which dropped only %d" % (lost, used))
-' "$got" "$lost" "$sent"
+check(got + drops <= sent + 20, "the sink got %d, the queues dropped %d: %d, more than the %d sent + 20 stop datagrams" % (got, drops, got + drops, sent))
+check(sent <= got + drops + host, "the sink got %d, the queues dropped %d, the veth alone %d (v0 rx %d, v1 tx %d): %d, not the %d sent" % (got, drops, host, v0rx, v1tx, got + drops + host, sent))
+check(lost <= used + host, "the sink found %d datagrams missing on pairs 0-1, which dropped only %d, the veth alone %d (v0 rx %d, v1 tx %d)" % (lost, used, host, v0rx, v1tx))
+' "$got" "$lost" "$sent" "$v0rx" "$v1tx"
 }
 
 # xdp_features OUT: "accepted offered" from the guest's virtio-net line.
