@@ -258,8 +258,8 @@ check(q[2]["backend_drops"] > 0 and q[3]["backend_drops"] > 0, "no drops counted
 used = q[0]["backend_drops"] + q[1]["backend_drops"]
 drops = used + q[2]["backend_drops"] + q[3]["backend_drops"]
 host = max(0, v0rx - drops) + v1tx
-# The 20 stop datagrams come from one socket, so on one queue: dropped
-# there (counted) if it is one the guest left off.
+# The 20 stop datagrams, each from its own socket, spread over the queues:
+# counted drops on those the guest left off.
 check(got + drops <= sent + 20, "the sink got %d, the queues dropped %d: %d, more than the %d sent + 20 stop datagrams" % (got, drops, got + drops, sent))
 check(sent <= got + drops + host, "the sink got %d, the queues dropped %d, the veth alone %d (v0 rx %d, v1 tx %d): %d, not the %d sent" % (got, drops, host, v0rx, v1tx, got + drops + host, sent))
 check(lost <= used + host, "the sink found %d datagrams missing on pairs 0-1, which dropped only %d, the veth alone %d (v0 rx %d, v1 tx %d)" % (lost, used, host, v0rx, v1tx))

@@ -129,26 +129,37 @@ uint16_t udpf_local_port(int fd)
 	return ntohs(sa.sin_port);
 }
 
-int udpf_send_stop(const struct sockaddr_in *dst, unsigned repeat)
+/* Each copy from its own socket, so its own source port: on a multiqueue
+ * device the copies spread over the queues (a flow stays on one), and a
+ * guest listening on only some of them still gets one. */
+static int send_one_stop(const struct sockaddr_in *dst)
 {
 	int fd = udpf_socket(0, NULL, 0, false);
-	int err = -EIO;
-	unsigned sent = 0;
 
 	if (fd < 0)
 		return fd;
+	int rc = sendto(fd, MINIVMM_NET_STOP_MAGIC, UDPF_STOP_LEN, 0,
+			(const struct sockaddr *)dst, sizeof(*dst)) >= 0 ? 0 : -errno;
+	close(fd);
+	return rc;
+}
+
+int udpf_send_stop(const struct sockaddr_in *dst, unsigned repeat)
+{
+	int err = -EIO;
+	unsigned sent = 0;
+
 	for (unsigned i = 0; i < repeat; i++) {
 		if (i > 0)
 			udpf_sleep_until_ns(udpf_now_ns() + 50 * 1000 * 1000ull);
 		/* Once a guest has stopped, its tap (and the route) may be gone:
 		 * only the first copy has to get out. */
-		if (sendto(fd, MINIVMM_NET_STOP_MAGIC, UDPF_STOP_LEN, 0,
-			   (const struct sockaddr *)dst, sizeof(*dst)) >= 0)
+		int rc = send_one_stop(dst);
+		if (rc == 0)
 			sent++;
 		else if (sent == 0)
-			err = -errno;
+			err = rc;
 	}
-	close(fd);
 	return sent ? 0 : err;
 }
 

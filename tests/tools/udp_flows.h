@@ -46,7 +46,8 @@ int udpf_parse_ipv4(const char *text, struct sockaddr_in *sa);
  * rcvbuf > 0 asks for that receive buffer (forced when root). Returns fd. */
 int udpf_socket(uint16_t port, const struct sockaddr_in *dst, int rcvbuf, bool nonblock);
 uint16_t udpf_local_port(int fd);
-/* Send the stop datagram `repeat` times, 50 ms apart; an error only if no
+/* Send the stop datagram `repeat` times, 50 ms apart, each from its own
+ * source port (so the copies spread over a multiqueue device); an error only if no
  * copy went out. */
 int udpf_send_stop(const struct sockaddr_in *dst, unsigned repeat);
 
