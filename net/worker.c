@@ -81,12 +81,35 @@ static void net_worker_report_end(struct net_worker *w, int rc)
 	g->fail(g->opaque, why);
 }
 
+/* Tell net_worker_wait_started() the start hooks are done: before the loop,
+ * and before a failure is reported (the waiter may hold the device lock
+ * that reporting takes). */
+static void net_worker_started(struct net_worker *w, int rc)
+{
+	pthread_mutex_lock(&w->start_lock);
+	w->start_done = true;
+	w->start_rc = rc;
+	pthread_cond_broadcast(&w->start_cond);
+	pthread_mutex_unlock(&w->start_lock);
+}
+
+int net_worker_wait_started(struct net_worker *w)
+{
+	pthread_mutex_lock(&w->start_lock);
+	while (!w->start_done)
+		pthread_cond_wait(&w->start_cond, &w->start_lock);
+	int rc = w->start_rc;
+	pthread_mutex_unlock(&w->start_lock);
+	return rc;
+}
+
 static void *net_worker_main(void *arg)
 {
 	struct net_worker *w = arg;
 	pthread_setname_np(pthread_self(), w->cfg.name);
 	__atomic_store_n(&w->tid, (int)gettid(), __ATOMIC_RELEASE);
 	int rc = net_worker_start_queues(w);
+	net_worker_started(w, rc < 0 ? rc : 0);
 	if (rc > 0)
 		rc = 0;   /* stopped while a paced start waited: no loop to run */
 	else if (rc == 0)
@@ -140,6 +163,8 @@ int net_worker_start(struct net_worker **out, const struct net_worker_config *cf
 		return vmm_err_set(err, ENOMEM, "out of memory for a queue worker");
 	w->cfg = *cfg;
 	w->nr_qps = nr_qps;
+	pthread_mutex_init(&w->start_lock, NULL);
+	pthread_cond_init(&w->start_cond, NULL);
 	w->stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (w->stop_fd < 0) {
 		net_worker_stop(w);
@@ -181,6 +206,8 @@ void net_worker_stop(struct net_worker *w)
 	}
 	if (w->stop_fd >= 0)
 		close(w->stop_fd);
+	pthread_cond_destroy(&w->start_cond);
+	pthread_mutex_destroy(&w->start_lock);
 	free(w);
 }
 

@@ -71,6 +71,12 @@ struct net_worker {
 	char error[600];        /* why the loop ended early, if it did */
 	unsigned left_in_flight;  /* I/O operations the engine could not drain at stop */
 	unsigned nr_started;      /* queues whose backend start hook ran */
+	/* Set once the start hooks have run (or one failed, or a stop came
+	 * first); net_worker_wait_started() waits for it. */
+	pthread_mutex_t start_lock;
+	pthread_cond_t start_cond;
+	bool start_done;
+	int start_rc;
 	char uring_features[96];  /* what the io_uring engine got from the kernel, */
 	bool uring_features_ready;   /* once this is set (atomic) */
 };
@@ -82,6 +88,13 @@ int net_worker_start(struct net_worker **out, const struct net_worker_config *cf
 /* Stop: cancel outstanding I/O (no guest memory is written afterwards),
  * join and free. NULL is fine. */
 void net_worker_stop(struct net_worker *w);
+
+/* Wait until the worker's queues are started: their backend start hooks
+ * (an AF_XDP socket bound and in the XSKMAP, say) have run on its thread.
+ * What VQ_PAIRS_SET acknowledges must be queues that serve, or the host's
+ * first frames find no socket. 0, or the -errno of a queue that failed to
+ * start (the worker also reports that to the device, as always). */
+int net_worker_wait_started(struct net_worker *w);
 
 /* CPU time (ns) and context switches of the worker thread so far. */
 struct net_worker_usage {

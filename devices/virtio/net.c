@@ -336,6 +336,13 @@ int vnet_set_active_pairs(struct virtio_net *n, unsigned k)
 			vnet_log_error(n, "cannot restart queue workers", &e);
 			virtio_mmio_set_needs_reset(n->transport, e.msg);
 		}
+		/* The ack follows this: the pairs in use must serve by then (an
+		 * xdp queue's socket bound and in the XSKMAP), or the first
+		 * frames the host sends to them pass the XDP program and are
+		 * lost uncounted. A start that failed is reported by its worker.
+		 * Bounded: a paced start waits its turn at most (net/xdp.h). */
+		for (unsigned w = 0; w < n->nr_workers; w++)
+			(void)net_worker_wait_started(n->worker[w]);
 	} else if (n->activated) {
 		vnet_poke_workers(n);
 	}

@@ -336,3 +336,56 @@ Test(worker, uring_ring_refuses_operations_the_engine_does_not_use)
 	close(efd);
 	io_uring_queue_exit(&ring);
 }
+
+/* ---- net_worker_wait_started: the start hooks have run ------------------- */
+
+/* A backend start hook as slow as an AF_XDP bind (tens of ms), counting the
+ * queues it started; priv holds the count, dp unused. */
+static int slow_start(struct net_queue_io *io, struct dp_queue *dp, struct vmm_err *err)
+{
+	(void)dp;
+	(void)err;
+	struct timespec ms30 = { .tv_nsec = 30 * 1000000 };
+	nanosleep(&ms30, NULL);
+	__atomic_add_fetch((int *)io->priv, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int failing_start(struct net_queue_io *io, struct dp_queue *dp, struct vmm_err *err)
+{
+	(void)io;
+	(void)dp;
+	return vmm_err_set(err, EADDRINUSE, "test: the queue is taken");
+}
+
+/* VQ_PAIRS_SET is acknowledged once the restarted workers' queues serve:
+ * the wait returns only after every start hook ran (here: the hooks of all
+ * three queues of one worker, 90 ms in all). */
+Test(worker, wait_started_returns_after_every_start_hook_ran, .timeout = 20)
+{
+	struct wenv *e = wenv_new(3, 1, open_quiet_socket);
+	int started = 0;
+	for (unsigned i = 0; i < e->nr_qps; i++) {
+		e->io[i].start = slow_start;
+		e->io[i].priv = &started;
+	}
+	struct net_worker *w = wenv_start(e, NET_ENGINE_URING);
+	cr_assert_eq(net_worker_wait_started(w), 0);
+	cr_assert_eq(__atomic_load_n(&started, __ATOMIC_ACQUIRE), 3, "%d of 3 queues started", started);
+	cr_assert_eq(net_worker_wait_started(w), 0, "a second wait returns at once");
+	net_worker_stop(w);
+	wenv_free(e);
+}
+
+/* A start that fails ends the wait with its error (the worker reports it
+ * to the device as before), rather than leaving the waiter blocked. */
+Test(worker, wait_started_returns_a_failed_start_error, .timeout = 20)
+{
+	struct wenv *e = wenv_new(1, 1, open_quiet_socket);
+	e->io[0].start = failing_start;
+	struct net_worker *w = wenv_start(e, NET_ENGINE_EPOLL);
+	cr_assert_eq(net_worker_wait_started(w), -EADDRINUSE);
+	net_worker_stop(w);
+	cr_assert_eq(e->fails, 1, "the failure is reported once: %d (%s)", e->fails, e->fail_why);
+	wenv_free(e);
+}
