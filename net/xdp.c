@@ -251,7 +251,13 @@ static void xdp_steer(struct xdp_backend *xb)
 		}
 		return;
 	}
-	if (n < xb->base.nr_queues && !xb->steer_logged && __atomic_load_n(&xb->ever_started, __ATOMIC_ACQUIRE)) {
+	/* Said once. More than one pair in use is always the driver's choice
+	 * (VQ_PAIRS_SET): said at once. One pair is also the default from
+	 * DRIVER_OK until the driver sets more: said only once a worker has
+	 * run (a reset, or the driver chose one), not in that first moment. A
+	 * VQ_PAIRS_SET may come before the first workers have run at all. */
+	bool chosen = n > 1 || __atomic_load_n(&xb->ever_started, __ATOMIC_ACQUIRE);
+	if (n < xb->base.nr_queues && !xb->steer_logged && chosen) {
 		xb->steer_logged = true;
 		xdp_log(xb, "the driver (%s) cannot steer receive queues (no RSS indirection table): with %u of %u queue pairs in use, frames the interface puts on the others are dropped (counted in backend_drops)",
 			xb->iface.driver, n, xb->base.nr_queues);
