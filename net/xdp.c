@@ -251,11 +251,9 @@ static void xdp_steer(struct xdp_backend *xb)
 		}
 		return;
 	}
-	/* Said once. More than one pair in use is always the driver's choice
-	 * (VQ_PAIRS_SET): said at once. One pair is also the default from
-	 * DRIVER_OK until the driver sets more: said only once a worker has
-	 * run (a reset, or the driver chose one), not in that first moment. A
-	 * VQ_PAIRS_SET may come before the first workers have run at all. */
+	/* Said once. 2..N-1 pairs can only be the driver's VQ_PAIRS_SET. One
+	 * pair is also DRIVER_OK's default until the driver sets more: said
+	 * only once a worker has run. */
 	bool chosen = n > 1 || __atomic_load_n(&xb->ever_started, __ATOMIC_ACQUIRE);
 	if (n < xb->base.nr_queues && !xb->steer_logged && chosen) {
 		xb->steer_logged = true;

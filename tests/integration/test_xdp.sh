@@ -216,9 +216,9 @@ t_xdp_multiqueue_every_queue_carries_traffic() {
 # loaded machine holds the guest back: AF_XDP has no buffer but the
 # guest's), or counted by the veth itself (xdp_host_drops: its 256-frame
 # XDP queue overflows when softirqs fall behind on a loaded machine). The
-# sink's gaps are at most those drops. (A CI run under TSan found 5 of
-# 10000 missing on pairs 0-1 with no backend drop, and did not record the
-# veth's counters; the message now names them.)
+# sink's gaps are at most those drops. (5 of 10000 missing on pairs 0-1
+# with no drop anywhere, under TSan and ASan, was minivmm acknowledging
+# VQ_PAIRS_SET before the restarted workers' sockets were in the XSKMAP.)
 t_xdp_pairs_set_2_of_4_drops_the_rest_counted() {
 	xdp_ns 4 || return 1
 	xdp_vm_start xdppairs "test=net-sink queues=4 pairs=2 secs=30" ",queues=4" --cpus 4 --stats=json ||
