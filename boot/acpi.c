@@ -202,7 +202,8 @@ static void madt_build(struct acpi_builder *b, const struct acpi_config *cfg)
 	struct acpi_madt m;
 	acpi_header_init(&m.h, "APIC", (uint32_t)len, ACPI_MADT_REVISION);
 	m.lapic_address = (uint32_t)MINIVMM_LAPIC_BASE;
-	m.flags = ACPI_MADT_PCAT_COMPAT;   /* KVM's irqchip has the two 8259s */
+	/* KVM's full irqchip has the two 8259s; a split one has none. */
+	m.flags = cfg->no_8259 ? 0 : ACPI_MADT_PCAT_COMPAT;
 	acpi_put(b, &m, sizeof(m));
 	for (unsigned i = 0; i < cfg->ncpus; i++) {
 		struct acpi_madt_lapic l = { .type = ACPI_MADT_LAPIC, .length = sizeof(l),

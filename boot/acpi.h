@@ -14,6 +14,7 @@
 #ifndef MINIVMM_BOOT_ACPI_H
 #define MINIVMM_BOOT_ACPI_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "base/error.h"
@@ -42,6 +43,7 @@ struct acpi_config {
 	struct acpi_virtio_mmio virtio_mmio[ACPI_MAX_VIRTIO_MMIO];
 	unsigned nr_virtio_mmio;             /* device k: \_SB.VRkk, _UID k */
 	uint16_t pm_sleep_port;              /* sleep control; sleep status at +1 */
+	bool no_8259;                        /* split irqchip: no PC-AT 8259 pair */
 };
 
 /* ---- Table layouts (ACPI 6.x chapter 5), shared with the unit tests ---- */

@@ -46,6 +46,7 @@
 /* Local APIC and IOAPIC, at their architectural addresses. */
 #define MINIVMM_LAPIC_BASE       0xfee00000UL
 #define MINIVMM_IOAPIC_BASE      0xfec00000UL
+#define MINIVMM_IOAPIC_SIZE      0x1000UL
 
 /* Device MMIO windows (virtio-mmio, 4 KiB each) start here, in the hole
  * below 4 GiB. Device k has window MINIVMM_MMIO_BASE + k * MINIVMM_MMIO_WINDOW

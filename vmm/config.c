@@ -363,6 +363,13 @@ static int vm_check_seccomp(const struct minivmm_config *cfg, struct vmm_err *er
 	return vmm_err_set(err, EINVAL, "--seccomp: %d is not on, off or log", (int)cfg->seccomp);
 }
 
+static int vm_check_irqchip(const struct minivmm_config *cfg, struct vmm_err *err)
+{
+	if (cfg->irqchip == MINIVMM_IRQCHIP_KERNEL || cfg->irqchip == MINIVMM_IRQCHIP_SPLIT)
+		return 0;
+	return vmm_err_set(err, EINVAL, "--irqchip: %d is not kernel or split", (int)cfg->irqchip);
+}
+
 static int vm_check_kernel(const struct minivmm_config *cfg, struct vmm_err *err)
 {
 	if (!cfg->kernel_path || !*cfg->kernel_path)
@@ -374,7 +381,7 @@ static int vm_check_kernel(const struct minivmm_config *cfg, struct vmm_err *err
  * last. */
 static const vm_check_fn vm_checks[] = {
 	vm_check_ncpus, vm_check_vcpu_pins, vm_check_mem, vm_check_serial, vm_check_nets,
-	vm_check_kick_signal, vm_check_seccomp, vm_check_kernel,
+	vm_check_kick_signal, vm_check_seccomp, vm_check_irqchip, vm_check_kernel,
 };
 
 int config_validate(const struct minivmm_config *cfg, struct vmm_err *err)

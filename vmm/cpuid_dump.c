@@ -141,7 +141,7 @@ static int dump_guest(FILE *out, struct kvm *kvm, unsigned ncpus, struct vmm_err
 int cpuid_dump(FILE *out, enum cpuid_dump_what what, unsigned ncpus, struct vmm_err *err)
 {
 	struct kvm kvm;
-	int rc = kvm_open(&kvm, err);
+	int rc = kvm_open(&kvm, false, err);
 	if (rc == 0 && what == CPUID_DUMP_SUPPORTED) {
 		print_header(out, &kvm, "supported");
 		fprintf(out, "# KVM_GET_SUPPORTED_CPUID, unchanged\n# function index eax ebx ecx edx flags\n");

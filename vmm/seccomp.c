@@ -68,11 +68,13 @@ enum {
 	W_XDP = 1 << 8,
 	W_XDP_MQ = 1 << 9,
 	W_XDP_ZC = 1 << 10,
+	W_SPLIT_IRQCHIP = 1 << 11,
 };
 
 static const char *const when_names[] = {
 	"a network device", "tap", "packet", "packet, queues > 1", "engine=uring", "engine=epoll",
 	"--drop-caps", "--serial stdio", "xdp", "xdp, queues > 1", "xdp, xdp-zero-copy=on",
+	"--irqchip=split",
 };
 
 enum arg_kind {
@@ -224,6 +226,8 @@ static const struct seccomp_rule rules[] = {
 	IOCTL(RL_VCPU, 0, "run the guest; its registers for a crash report", KVM_RUN, KVM_GET_REGS,
 	      KVM_GET_SREGS),
 	IOCTL(RL_VCPU | RL_SERIAL, 0, "the UART's interrupt line", KVM_IRQ_LINE),
+	IOCTL(RL_VCPU, W_SPLIT_IRQCHIP, "the guest's IOAPIC redirection entries, as KVM's MSI routes",
+	      KVM_SET_GSI_ROUTING),
 	IOCTL(RL_VCPU, 0, "COM1's transmit register queued in KVM's coalesced ring or not, as the guest's IER and MCR writes allow",
 	      KVM_REGISTER_COALESCED_MMIO, KVM_UNREGISTER_COALESCED_MMIO),
 	IOCTL(RL_VCPU | RL_CTRL | RL_LINK, W_TAP, "guest offloads at DRIVER_OK and GUEST_OFFLOADS_SET",
@@ -344,7 +348,8 @@ static unsigned needs_mask(const struct confine_needs *n)
 	       (n->packet_mq ? W_PACKET_MQ : 0) | (n->uring ? W_URING : 0) |
 	       (n->epoll ? W_EPOLL : 0) | (n->drop_caps ? W_DROP_CAPS : 0) |
 	       (n->terminal_fd >= 0 ? W_TTY : 0) | (n->xdp ? W_XDP : 0) |
-	       (n->xdp_mq ? W_XDP_MQ : 0) | (n->xdp_zero_copy ? W_XDP_ZC : 0);
+	       (n->xdp_mq ? W_XDP_MQ : 0) | (n->xdp_zero_copy ? W_XDP_ZC : 0) |
+	       (n->split_irqchip ? W_SPLIT_IRQCHIP : 0);
 }
 
 /* The spawner's threads run under its filter too: it allows all they do. */
@@ -365,6 +370,7 @@ void confine_needs_from_config(const struct minivmm_config *cfg, int kick_signal
 	n->kick_signal = kick_signal;
 	n->pid = getpid();
 	n->drop_caps = cfg->drop_caps;
+	n->split_irqchip = cfg->irqchip == MINIVMM_IRQCHIP_SPLIT;
 	n->terminal_fd = cfg->serial == MINIVMM_SERIAL_STDIO ? cfg->serial_in_fd : -1;
 	for (unsigned i = 0; i < cfg->nr_nets && i < MINIVMM_MAX_NETS; i++) {
 		const struct minivmm_net_config *net = &cfg->net[i];

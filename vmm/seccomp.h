@@ -31,6 +31,7 @@ struct confine_needs {
 	bool uring;            /* the io_uring engine */
 	bool epoll;            /* the epoll engine */
 	bool drop_caps;        /* threads started by the spawner drop capabilities themselves */
+	bool split_irqchip;    /* minivmm's IOAPIC: vCPUs set KVM's MSI routes */
 	int terminal_fd;       /* the console's input (--serial stdio), restored at exit; -1 none */
 	int kick_signal;       /* the signal that kicks a vCPU out of KVM_RUN */
 	pid_t pid;             /* the VMM's: tgkill only within it */

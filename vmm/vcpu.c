@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "boot/cpu_x86.h"
+#include "devices/ioapic.h"
 #include "minivmm_abi.h"
 #include "vmm/config.h"
 
@@ -181,6 +182,11 @@ static bool vcpu_handle_exit(struct vcpu *v)
 		vcpu_handle_mmio(v);
 		return true;
 	case KVM_EXIT_INTR:
+		return true;
+	case KVM_EXIT_IOAPIC_EOI:
+		/* Split irqchip only: a level-triggered IOAPIC vector was EOI'd. */
+		if (v->ctx->ioapic)
+			ioapic_eoi(v->ctx->ioapic, run->eoi.vector);
 		return true;
 	case KVM_EXIT_SHUTDOWN:
 		vcpu_crash(v, "guest triple fault (KVM_EXIT_SHUTDOWN)");

@@ -14,6 +14,8 @@
 #include "devices/bus.h"
 #include "vmm/coalesced.h"
 
+struct ioapic;
+
 /* What a vCPU needs of its VM, and nothing more: the vCPU never sees the VM
  * object. Everything here is fixed before the first vCPU runs. */
 struct vcpu_context {
@@ -29,6 +31,7 @@ struct vcpu_context {
 	const bool *stopping;               /* set (atomically) when the VM stops */
 	int kick_signal;                    /* interrupts KVM_RUN (vcpu_install_kick_handler) */
 	const struct confine *confine;      /* each vCPU thread confines itself */
+	struct ioapic *ioapic;              /* split irqchip: where level EOIs go; else NULL */
 };
 
 #define VCPU_CRASH_REPORT 2048              /* bytes of a crash report */

@@ -10,6 +10,7 @@
 #include "devices/bus.h"
 #include "devices/debug_ports.h"
 #include "devices/i8042.h"
+#include "devices/ioapic.h"
 #include "devices/serial.h"
 #include "devices/virtio/net.h"
 #include "boot/cmdline.h"
@@ -37,6 +38,9 @@ struct minivmm {
 	struct i8042 i8042;
 	struct debug_ports debug_ports;
 	struct acpi_pm acpi_pm;
+	struct ioapic ioapic;      /* split irqchip only */
+	bool ioapic_live;
+	bool route_error_logged;
 
 	struct virtio_net *net[MINIVMM_MAX_NETS];
 	unsigned nr_nets;

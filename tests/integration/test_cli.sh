@@ -24,6 +24,7 @@ t_cli_rejects_bad_input() {
 	cli_refuses "--mem: '1x' is not a size" --kernel "$TESTGUEST" --mem 1x || return 1
 	cli_refuses "--mem: '3M' must be at least 16M" --kernel "$TESTGUEST" --mem 3M || return 1
 	cli_refuses "--serial: 'tty' is not one of" --kernel "$TESTGUEST" --serial tty || return 1
+	cli_refuses "--irqchip: 'off' is not kernel or split" --kernel "$TESTGUEST" --irqchip off || return 1
 	cli_refuses "--kernel needs a value" --kernel || return 1
 	cli_refuses "cannot open kernel '/nonexistent'" --kernel /nonexistent || return 1
 	cli_refuses "cannot open initrd '/nonexistent'" --kernel "$TESTGUEST" --initrd /nonexistent || return 1
