@@ -54,11 +54,12 @@ bool ioapic_rte_to_msi(uint64_t rte, struct ioapic_msi *msi)
 	return true;
 }
 
-void ioapic_init(struct ioapic *io, const struct ioapic_ops *ops)
+void ioapic_init(struct ioapic *io, const struct ioapic_ops *ops, unsigned id)
 {
 	memset(io, 0, sizeof(*io));
 	pthread_mutex_init(&io->lock, NULL);
 	io->ops = *ops;
+	io->id = (id << IOAPIC_ID_SHIFT) & IOAPIC_ID_MASK;
 	/* Reset state: every pin masked (edge, fixed, vector 0). */
 	for (unsigned n = 0; n < IOAPIC_PINS; n++)
 		io->rte[n] = RTE_MASKED;

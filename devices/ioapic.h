@@ -46,7 +46,8 @@ struct ioapic {
 	uint64_t route_errors;             /* set_routes failures (the guest gets no interrupt there) */
 };
 
-void ioapic_init(struct ioapic *io, const struct ioapic_ops *ops);
+/* id: the IOAPIC ID the MP table and MADT give (4 bits). */
+void ioapic_init(struct ioapic *io, const struct ioapic_ops *ops, unsigned id);
 void ioapic_destroy(struct ioapic *io);
 
 /* The 4 KiB MMIO window at MINIVMM_IOAPIC_BASE. */

@@ -273,7 +273,8 @@ static int vm_add_ioapic(struct minivmm *vm, struct vmm_err *err)
 {
 	struct ioapic_ops ops = { .set_routes = vm_ioapic_set_routes, .raise = vm_ioapic_raise,
 				  .opaque = vm };
-	ioapic_init(&vm->ioapic, &ops);
+	/* The ID the MP table and the MADT give it (KVM's own chip says 0). */
+	ioapic_init(&vm->ioapic, &ops, vm->ncpus);
 	vm->ioapic_live = true;
 	struct bus_device dev = ioapic_bus_device(&vm->ioapic);
 	return bus_add(&vm->mmio_bus, MINIVMM_IOAPIC_BASE, MINIVMM_IOAPIC_SIZE, &dev, err);

@@ -128,6 +128,7 @@ Test(cli, single_valued_options_given_twice_are_refused)
 		{ "--mem", "64M", "128M", "--mem given twice ('64M' and '128M')" },
 		{ "--serial", "none", "stdio", "--serial given twice" },
 		{ "--acpi", "on", "off", "--acpi given twice" },
+		{ "--irqchip", "split", "kernel", "--irqchip given twice" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct cli_options o;
@@ -247,6 +248,20 @@ Test(cli, seccomp_modes_and_drop_caps)
 	cr_assert_str_eq(e.msg, "--seccomp: 'strict' is not on, off or log");
 	cr_assert_eq(PARSE(&o, &e, "--seccomp-list"), 0, "needs no kernel");
 	cr_assert(o.seccomp_list);
+}
+
+Test(cli, irqchip_kernel_by_default_or_split)
+{
+	struct cli_options o;
+	struct vmm_err e = { 0 };
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k"), 0);
+	cr_assert_eq(o.vm.irqchip, MINIVMM_IRQCHIP_KERNEL);
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--irqchip=split"), 0);
+	cr_assert_eq(o.vm.irqchip, MINIVMM_IRQCHIP_SPLIT);
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--irqchip", "kernel"), 0);
+	cr_assert_eq(o.vm.irqchip, MINIVMM_IRQCHIP_KERNEL);
+	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "--irqchip=off"), 0);
+	cr_assert_str_eq(e.msg, "--irqchip: 'off' is not kernel or split");
 }
 
 /* Found by the cli fuzzer: an argument holding a newline made a two-line

@@ -216,6 +216,16 @@ Test(config, serial_kernel_and_kick_signal)
 	cr_assert_eq(minivmm_config_validate(&cfg, msg, sizeof(msg)), 0, "%s", msg);
 }
 
+Test(config, irqchip_is_kernel_or_split)
+{
+	struct minivmm_config cfg = valid_config();
+	char msg[256] = "";
+	cfg.irqchip = MINIVMM_IRQCHIP_SPLIT;
+	cr_assert_eq(minivmm_config_validate(&cfg, msg, sizeof(msg)), 0, "%s", msg);
+	cfg.irqchip = (enum minivmm_irqchip)2;
+	expect_refused(&cfg, "--irqchip: 2 is not kernel or split");
+}
+
 Test(config, a_small_errbuf_gets_a_truncated_line)
 {
 	struct minivmm_config cfg = valid_config();

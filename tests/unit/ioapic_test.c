@@ -40,7 +40,7 @@ static void setup(void)
 {
 	memset(&kvm, 0, sizeof(kvm));
 	struct ioapic_ops ops = { .set_routes = fake_set_routes, .raise = fake_raise, .opaque = &kvm };
-	ioapic_init(&io, &ops);
+	ioapic_init(&io, &ops, 2);
 	dev = ioapic_bus_device(&io);
 }
 
@@ -102,8 +102,9 @@ Test(ioapic, every_pin_starts_masked_and_unrouted)
 	cr_assert_eq(kvm.raised[4], 0);
 }
 
-Test(ioapic, id_register_keeps_only_bits_27_to_24)
+Test(ioapic, id_register_starts_with_the_tables_id_and_keeps_only_bits_27_to_24)
 {
+	cr_assert_eq(reg_read(0x00), 0x02000000);
 	reg_write(0x00, 0xffffffff);
 	cr_assert_eq(reg_read(0x00), 0x0f000000);
 }
