@@ -9,7 +9,7 @@
 #define FALLBACK_HZ   3000000000ull  /* too high errs on the long side */
 #define HZ_MIN        100000000ull
 #define HZ_MAX        20000000000ull
-#define PIT_STILL_READS 64
+#define PIT_STILL_READS 8
 
 static uint64_t tsc_rate = FALLBACK_HZ;
 
