@@ -86,9 +86,7 @@ static void vm_machine_request_stop(void *opaque, int status, const char *reason
 static int vm_machine_set_irq(void *opaque, unsigned gsi, int level)
 {
 	struct minivmm *vm = opaque;
-	if (vm->ioapic_live)
-		return ioapic_set_irq(&vm->ioapic, gsi, level);
-	return kvm_set_irq_line(&vm->kvm, gsi, level);
+	return irqchip_set_irq(&vm->irqchip, gsi, level);
 }
 
 static int vm_machine_ioeventfd(void *opaque, uint64_t addr, unsigned len, uint64_t datamatch, int fd,
@@ -237,57 +235,12 @@ static int vm_add_serial(struct minivmm *vm, struct vmm_err *err)
 	return bus_add(&vm->pio_bus, MINIVMM_PORT_COM1, 8, &dev, err);
 }
 
-/* ---- split irqchip: minivmm's IOAPIC in front of KVM's LAPICs ---------- */
-
-static void vm_machine_log(void *opaque, const char *line);
-
-static int vm_ioapic_set_routes(void *opaque, const bool routed[IOAPIC_PINS],
-				const struct ioapic_msi msi[IOAPIC_PINS])
-{
-	struct minivmm *vm = opaque;
-	struct kvm_msi_route routes[IOAPIC_PINS];
-	unsigned n = 0;
-	for (unsigned pin = 0; pin < IOAPIC_PINS; pin++)
-		if (routed[pin])
-			routes[n++] = (struct kvm_msi_route){ .gsi = pin, .address = msi[pin].address,
-							      .data = msi[pin].data };
-	int rc = kvm_set_msi_routes(&vm->kvm, routes, n);
-	if (rc < 0 && !vm->route_error_logged) {
-		/* Only the host can make this fail (ENOMEM): said once. */
-		vm->route_error_logged = true;
-		char line[120];
-		snprintf(line, sizeof(line), "IOAPIC: KVM_SET_GSI_ROUTING failed (%s): interrupts may be lost",
-			 strerror(-rc));
-		vm_machine_log(vm, line);
-	}
-	return rc;
-}
-
-static int vm_ioapic_raise(void *opaque, unsigned pin)
-{
-	struct minivmm *vm = opaque;
-	return kvm_set_irq_line(&vm->kvm, pin, 1);   /* fires the pin's MSI route */
-}
-
-static int vm_add_ioapic(struct minivmm *vm, struct vmm_err *err)
-{
-	struct ioapic_ops ops = { .set_routes = vm_ioapic_set_routes, .raise = vm_ioapic_raise,
-				  .opaque = vm };
-	/* The ID the MP table and the MADT give it (KVM's own chip says 0). */
-	ioapic_init(&vm->ioapic, &ops, vm->ncpus);
-	vm->ioapic_live = true;
-	struct bus_device dev = ioapic_bus_device(&vm->ioapic);
-	return bus_add(&vm->mmio_bus, MINIVMM_IOAPIC_BASE, MINIVMM_IOAPIC_SIZE, &dev, err);
-}
-
 static int vm_add_legacy_devices(struct minivmm *vm, struct vmm_err *err)
 {
-	if (vm->kvm.split_irqchip) {
-		int rc = vm_add_ioapic(vm, err);
-		if (rc)
-			return rc;
-	}
-	int rc = vm_add_serial(vm, err);
+	/* The interrupt controllers first: the UART's set-up may raise its line. */
+	int rc = irqchip_init(&vm->irqchip, &vm->kvm, &vm->events, vm->ncpus, &vm->mmio_bus, err);
+	if (rc == 0)
+		rc = vm_add_serial(vm, err);
 	if (rc)
 		return rc;
 
@@ -543,7 +496,7 @@ static int vm_create_vcpus(struct minivmm *vm, const struct boot_entry *entry, s
 		.pio = &vm->pio_bus, .mmio = &vm->mmio_bus, .coalesced = &vm->coalesced,
 		.machine = &vm->events,
 		.stopping = &vm->stopping, .kick_signal = vm->cfg.kick_signal,
-		.confine = &vm->confine, .ioapic = vm->ioapic_live ? &vm->ioapic : NULL,
+		.confine = &vm->confine, .ioapic = irqchip_ioapic(&vm->irqchip),
 	};
 	for (unsigned i = 0; i < vm->ncpus; i++) {
 		int pin = i < vm->cfg.nr_vcpu_cpus ? vm->cfg.vcpu_cpus[i] : -1;
@@ -802,8 +755,7 @@ void minivmm_destroy(struct minivmm *vm)
 	spawner_stop(vm->spawner);   /* no device is left to ask it */
 	if (vm->i8042.ev)
 		i8042_destroy(&vm->i8042);
-	if (vm->ioapic_live)
-		ioapic_destroy(&vm->ioapic);
+	irqchip_destroy(&vm->irqchip);
 	if (vm->serial_file_fd >= 0)
 		close(vm->serial_file_fd);
 	kvm_close(&vm->kvm);

@@ -10,7 +10,6 @@
 #include "devices/bus.h"
 #include "devices/debug_ports.h"
 #include "devices/i8042.h"
-#include "devices/ioapic.h"
 #include "devices/serial.h"
 #include "devices/virtio/net.h"
 #include "boot/cmdline.h"
@@ -18,6 +17,7 @@
 #include "base/confine.h"
 #include "base/guest_mem.h"
 #include "base/spawn.h"
+#include "vmm/irqchip.h"
 #include "vmm/kvm.h"
 #include "vmm/vcpu.h"
 #include "base/machine.h"
@@ -38,9 +38,7 @@ struct minivmm {
 	struct i8042 i8042;
 	struct debug_ports debug_ports;
 	struct acpi_pm acpi_pm;
-	struct ioapic ioapic;      /* split irqchip only */
-	bool ioapic_live;
-	bool route_error_logged;
+	struct irqchip irqchip;    /* set before the serial port, torn down after it */
 
 	struct virtio_net *net[MINIVMM_MAX_NETS];
 	unsigned nr_nets;
