@@ -8,6 +8,7 @@
 #define IOAPICVER  0x01
 #define REDTBL(n)  (0x10 + 2 * (n))
 #define RTE_MASKED 0x10000u
+#define RTE_LEVEL  0x8000u
 
 static uint32_t rd(uint32_t reg)
 {
@@ -26,11 +27,13 @@ unsigned ioapic_entries(void)
 	return ((rd(IOAPICVER) >> 16) & 0xff) + 1;
 }
 
-void ioapic_route(unsigned gsi, uint8_t vector, uint32_t apic_id)
+void ioapic_route(unsigned gsi, uint8_t vector, uint32_t apic_id, int level)
 {
-	wr(REDTBL(gsi), RTE_MASKED | vector);
+	uint32_t trigger = level ? RTE_LEVEL : 0;
+
+	wr(REDTBL(gsi), RTE_MASKED | trigger | vector);
 	wr(REDTBL(gsi) + 1, apic_id << 24);
-	wr(REDTBL(gsi), vector);
+	wr(REDTBL(gsi), trigger | vector);
 }
 
 void ioapic_mask(unsigned gsi)

@@ -5,8 +5,9 @@
 
 #include <stdint.h>
 
-/* Fixed delivery, physical destination, active high, edge, unmasked. */
-void ioapic_route(unsigned gsi, uint8_t vector, uint32_t apic_id);
+/* Fixed delivery, physical destination, active high, unmasked; edge, or
+ * level-triggered with level != 0. */
+void ioapic_route(unsigned gsi, uint8_t vector, uint32_t apic_id, int level);
 void ioapic_mask(unsigned gsi);
 /* Number of redirection entries (IOAPIC version register). */
 unsigned ioapic_entries(void);

@@ -52,7 +52,7 @@ struct net_params {
 	unsigned queues;            /* pairs polled, one vCPU each */
 	int pairs;                  /* VQ_PAIRS_SET value, -1: queues */
 	uint64_t rx_pause_ms;
-	int irq, offload, verbose;
+	int irq, irq_level, offload, verbose;
 };
 
 /* Counters of one queue pair, written only by its vCPU. */
@@ -188,6 +188,8 @@ static void parse_params(void)
 	prm.pairs = cmdline_find("pairs", 0) >= 0 ? (int)get_num("pairs", 0, 0, 65535) : -1;
 	prm.rx_pause_ms = get_num("rx-pause-ms", 0, 0, 3600000);
 	prm.irq = get_flag("irq");
+	prm.irq_level = get_flag("irq-level");
+	prm.irq |= prm.irq_level;
 	prm.offload = get_flag("offload");
 	prm.verbose = cmdline_find("debug", 0) >= 0;
 	if (prm.queues > smp_cpu_count()) {
@@ -881,7 +883,7 @@ static void setup_irq(void)
 	}
 	tg_net_irq_mmio = net.dev.base;
 	net.pair[0].rx.want_irq = 1;
-	ioapic_route(gsi, TG_NET_IRQ_VECTOR, lapic_id());
+	ioapic_route(gsi, TG_NET_IRQ_VECTOR, lapic_id(), prm.irq_level);
 	/* A line the device raised earlier (e.g. for the control queue) would
 	 * stay high and hide the next edge: acknowledge what is pending. */
 	pending = vmmio_read(&net.dev, VIRTIO_MMIO_INTERRUPT_STATUS);

@@ -151,7 +151,8 @@ t_net_sigusr1_prints_stats_while_running() {
 }
 
 net_interrupt_path() {
-	net_vm_start irq "test=net-echo irq=1 secs=60" --net tap=t0 "$@" || return 1
+	local irq=$1; shift
+	net_vm_start irq "test=net-echo $irq secs=60" --net tap=t0 "$@" || return 1
 	local res="$TMP_ROOT/irq.peer"
 	peer echo-check --dst 10.0.0.2 --port 5001 --count 2000 --sizes 60-1514 --wait-ms 3000 > "$res" 2>&1
 	local peer_rc=$?
@@ -161,10 +162,12 @@ net_interrupt_path() {
 	expect_rc 0 "$OUT" && expect_line "irq count [1-9][0-9]*" "$OUT"
 }
 
-t_net_interrupt_path() { net_interrupt_path; }
+t_net_interrupt_path() { net_interrupt_path irq=1; }
 # The device's interrupts through minivmm's IOAPIC: the guest's redirection
-# entry becomes KVM's MSI route for the device's irqfd.
-t_net_interrupt_path_split_irqchip() { net_interrupt_path --irqchip=split; }
+# entry becomes KVM's MSI route for the device's irqfd. Level-triggered, each
+# LAPIC EOI of the vector comes back as KVM_EXIT_IOAPIC_EOI.
+t_net_interrupt_path_split_irqchip() { net_interrupt_path irq=1 --irqchip=split; }
+t_net_interrupt_path_split_irqchip_level() { net_interrupt_path irq-level=1 --irqchip=split; }
 
 t_net_bad_options_refused() {
 	cli_refuses "--net queues: '0' is not a number" --kernel "$TESTGUEST" --net queues=0 || return 1
