@@ -68,7 +68,7 @@ extern "C" {
 #define MINIVMM_API_VERSION_MAJOR 2
 #define MINIVMM_API_VERSION_MINOR 0
 
-/* "1.0 (<git describe of the build>)" */
+/* "2.0 (<git describe of the build>)" */
 MINIVMM_API const char *minivmm_version(void);
 
 enum minivmm_serial_mode {
@@ -88,8 +88,8 @@ enum minivmm_net_engine {
 	MINIVMM_ENGINE_EPOLL, /* epoll + readv/writev: the baseline */
 };
 
-/* Who models the interrupt controllers (docs/linux-guests.md, "Split
- * irqchip"). */
+/* Who models the interrupt controllers (docs/architecture.md, "Interrupt
+ * controllers"). */
 enum minivmm_irqchip {
 	MINIVMM_IRQCHIP_KERNEL, /* KVM's PIC, IOAPIC, LAPICs and PIT (default) */
 	MINIVMM_IRQCHIP_SPLIT,  /* KVM's LAPICs, minivmm's IOAPIC; no PIC, no PIT */
