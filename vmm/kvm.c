@@ -203,22 +203,24 @@ int kvm_set_irq_line(struct kvm *kvm, unsigned gsi, int level)
 
 int kvm_set_msi_routes(struct kvm *kvm, const struct kvm_msi_route *routes, unsigned n)
 {
-	struct {
-		struct kvm_irq_routing head;
-		struct kvm_irq_routing_entry entry[KVM_SPLIT_IOAPIC_PINS];
-	} table;
 	if (n > KVM_SPLIT_IOAPIC_PINS)
 		return -EINVAL;
-	memset(&table, 0, sizeof(table));
-	table.head.nr = n;
-	for (unsigned i = 0; i < n; i++)
-		table.entry[i] = (struct kvm_irq_routing_entry){
+	/* struct kvm_irq_routing ends in a flexible array: the header and the
+	 * entries are copied into one buffer (no malloc on a vCPU thread). */
+	_Alignas(struct kvm_irq_routing) uint8_t buf[sizeof(struct kvm_irq_routing) +
+						     KVM_SPLIT_IOAPIC_PINS * sizeof(struct kvm_irq_routing_entry)];
+	struct kvm_irq_routing head = { .nr = n };
+	memcpy(buf, &head, sizeof(head));
+	for (unsigned i = 0; i < n; i++) {
+		struct kvm_irq_routing_entry e = {
 			.gsi = routes[i].gsi, .type = KVM_IRQ_ROUTING_MSI,
 			.u.msi = { .address_lo = (uint32_t)routes[i].address,
 				   .address_hi = (uint32_t)(routes[i].address >> 32),
 				   .data = routes[i].data },
 		};
-	return ioctl(kvm->vm_fd, KVM_SET_GSI_ROUTING, &table) < 0 ? -errno : 0;
+		memcpy(buf + sizeof(head) + i * sizeof(e), &e, sizeof(e));
+	}
+	return ioctl(kvm->vm_fd, KVM_SET_GSI_ROUTING, buf) < 0 ? -errno : 0;
 }
 
 int kvm_ioeventfd(struct kvm *kvm, uint64_t addr, unsigned len, uint64_t datamatch, int fd, bool assign)
