@@ -180,6 +180,26 @@ static int cli_parse_cpus(const char *arg, struct minivmm_config *vm, struct vmm
 	return 0;
 }
 
+/* A keyword option: arg must be one of names[] (NULL-terminated); *out gets
+ * the matching value. The error lists the choices: "'x' is not a, b or c". */
+static int cli_pick(const char *opt, const char *arg, const char *const names[], const int values[],
+		    int *out, struct vmm_err *err)
+{
+	unsigned n = 0;
+	for (; names[n]; n++)
+		if (strcmp(arg, names[n]) == 0) {
+			*out = values[n];
+			return 0;
+		}
+	char choices[128] = "";
+	for (unsigned i = 0; i < n; i++) {
+		size_t used = strlen(choices);
+		snprintf(choices + used, sizeof(choices) - used, "%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ",
+			 names[i]);
+	}
+	return vmm_err_set(err, EINVAL, "--%s: '%s' is not %s", opt, arg, choices);
+}
+
 static int cli_apply(int opt, const char *arg, struct cli_options *o, struct vmm_err *err)
 {
 	switch (opt) {
@@ -204,21 +224,17 @@ static int cli_apply(int opt, const char *arg, struct cli_options *o, struct vmm
 		o->vm.nr_nets++;
 		return 0;
 	case OPT_ACPI:
-		if (strcmp(arg, "on") == 0)
-			o->vm.acpi = 1;
-		else if (strcmp(arg, "off") == 0)
-			o->vm.acpi = 0;
-		else
-			return vmm_err_set(err, EINVAL, "--acpi: '%s' is not on or off", arg);
-		return 0;
+		return cli_pick("acpi", arg, (const char *const[]){ "on", "off", NULL }, (const int[]){ 1, 0 },
+				&o->vm.acpi, err);
 	case OPT_IRQCHIP:
-		if (strcmp(arg, "kernel") == 0)
-			o->vm.irqchip = MINIVMM_IRQCHIP_KERNEL;
-		else if (strcmp(arg, "split") == 0)
-			o->vm.irqchip = MINIVMM_IRQCHIP_SPLIT;
-		else
-			return vmm_err_set(err, EINVAL, "--irqchip: '%s' is not kernel or split", arg);
-		return 0;
+	{
+		int v = 0;
+		int rc = cli_pick("irqchip", arg, (const char *const[]){ "kernel", "split", NULL },
+				  (const int[]){ MINIVMM_IRQCHIP_KERNEL, MINIVMM_IRQCHIP_SPLIT }, &v, err);
+		if (rc == 0)
+			o->vm.irqchip = (enum minivmm_irqchip)v;
+		return rc;
+	}
 	case OPT_CPUID_DUMP:
 		if (!arg || strcmp(arg, "guest") == 0)
 			o->cpuid_dump = MINIVMM_CPUID_DUMP_GUEST;
@@ -253,15 +269,15 @@ static int cli_apply(int opt, const char *arg, struct cli_options *o, struct vmm
 		o->dump_dtb = arg;
 		return 0;
 	case OPT_SECCOMP:
-		if (strcmp(arg, "on") == 0)
-			o->vm.seccomp = MINIVMM_SECCOMP_ON;
-		else if (strcmp(arg, "off") == 0)
-			o->vm.seccomp = MINIVMM_SECCOMP_OFF;
-		else if (strcmp(arg, "log") == 0)
-			o->vm.seccomp = MINIVMM_SECCOMP_LOG;
-		else
-			return vmm_err_set(err, EINVAL, "--seccomp: '%s' is not on, off or log", arg);
-		return 0;
+	{
+		int v = 0;
+		int rc = cli_pick("seccomp", arg, (const char *const[]){ "on", "off", "log", NULL },
+				  (const int[]){ MINIVMM_SECCOMP_ON, MINIVMM_SECCOMP_OFF, MINIVMM_SECCOMP_LOG },
+				  &v, err);
+		if (rc == 0)
+			o->vm.seccomp = (enum minivmm_seccomp)v;
+		return rc;
+	}
 	case OPT_DROP_CAPS:
 		o->vm.drop_caps = 1;
 		return 0;
