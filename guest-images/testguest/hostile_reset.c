@@ -2,8 +2,9 @@
  * resets the device (Status = 0) in the middle of its traffic, `cycles`
  * times. Each cycle brings the device up on the same rings and buffers,
  * sends UDP as fast as the ring takes it (like net-gen) while taking what
- * the host sends (it blasts from the `armed` line on), and after
- * `cycle-ms` queues one more TX batch and writes Status = 0 with reads and
+ * the host sends (it blasts from the `armed` line on; the first cycle
+ * starts with the first frame that arrives, so a host slow to see the
+ * line still loads every cycle), and after `cycle-ms` queues one more TX batch and writes Status = 0 with reads and
  * writes in flight. The reset must complete (Status reads 0 within 2 s);
  * afterwards the device must not write into the rings or buffers any more
  * (a read or write still in flight would land in memory the next cycle
@@ -20,6 +21,7 @@
 #define POISON         0x5b
 #define LATE_WRITE_US  5000         /* after the reset: nothing may change in this long */
 #define GEN_PORT       9            /* discard */
+#define FIRST_FRAME_US 10000000     /* the host's traffic must start within 10 s of `armed` */
 
 /* Frames go to a MAC nobody has: the host drops them at once. */
 static const uint8_t nobody[ETH_ALEN] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0xee };
@@ -93,6 +95,23 @@ static int late_writes(struct hostile *h)
 	return 0;
 }
 
+/* Until the host's first frame arrives (it starts blasting when it sees
+ * the `armed` line; on a loaded machine that may take longer than all the
+ * cycles). Returns the frames taken, 0 if none came in FIRST_FRAME_US. */
+static unsigned wait_first_frame(struct hostile *h)
+{
+	uint64_t end = tsc_deadline_us(FIRST_FRAME_US);
+	unsigned n;
+
+	while (!(n = take_rx(h)))
+		if (tsc_passed(end)) {
+			tg_printf("testguest: hostile %s: no frame from the host within %llu s of armed\n",
+				  h->kind, U(FIRST_FRAME_US / 1000000));
+			break;
+		}
+	return n;
+}
+
 void hostile_reset_under_load(struct hostile *h)
 {
 	struct hostile_up_opts o = { .post_rx = 1, .quiet = 1 };
@@ -101,6 +120,7 @@ void hostile_reset_under_load(struct hostile *h)
 
 	hostile_up(h, &o);
 	hostile_armed(h, "cycles %llu cycle-ms %llu", U(h->cycles), U(h->cycle_us / 1000));
+	st.rx += wait_first_frame(h);
 	for (uint64_t c = 0; c < h->cycles; c++) {
 		uint64_t end, next_check = 0;
 

@@ -76,7 +76,7 @@ check(q[0]["rx_dropped"] >= 1, "rx_dropped %d: frames that fit no 64-byte chain 
 	ctrl_garbage)
 		expect_line "^testguest: hostile ctrl-garbage commands [0-9]+ .* no-answer 0 " "$CLEAN" || return 1 ;;
 	reset_under_load)
-		expect_line "^testguest: hostile reset-under-load cycles [0-9]+ tx [1-9][0-9]* .* needs-reset 0 late-writes 0$" "$CLEAN" || return 1 ;;
+		expect_line "^testguest: hostile reset-under-load cycles [0-9]+ tx [1-9][0-9]* rx [1-9][0-9]* needs-reset 0 late-writes 0$" "$CLEAN" || return 1 ;;
 	esac
 	return 0
 }
