@@ -104,7 +104,10 @@ class VM:
 
     def text(self):
         """The console, then minivmm's lines (each file whole, not interleaved)."""
-        return read(self.out) + read(self.out + '.err')
+        console = read(self.out)
+        if console and not console.endswith('\n'):
+            console += '\n'
+        return console + read(self.out + '.err')
 
     def wait_line(self, pat, timeout=15):
         end = time.monotonic() + timeout
@@ -123,7 +126,8 @@ class VM:
 
     def stats_now(self, timeout=2.0):
         """minivmm's statistics right now (SIGUSR1 prints one JSON line), with
-        the time they were asked for in '_t'; None for QEMU or on failure."""
+        the time they were asked for in '_t'; None for QEMU or once minivmm
+        has exited. A minivmm that does not answer in time fails the run."""
         if self.cfg['vmm'] != 'minivmm' or self.p.poll() is not None:
             return None
         before = len(self._stats_lines())
@@ -133,17 +137,19 @@ class VM:
         while time.monotonic() < end:
             lines = self._stats_lines()
             if len(lines) > before:
-                try:
-                    js = json.loads(lines[-1])
-                except ValueError:
-                    return None
+                js = json.loads(lines[-1])
                 js['_t'] = t
                 return js
             time.sleep(0.005)
-        return None
+        raise RuntimeError(f'minivmm printed no statistics within {timeout:g} s of SIGUSR1')
 
     def _stats_lines(self):
-        return [l for l in self.text().splitlines() if l.startswith('{"net":')]
+        # From minivmm's own file, complete lines only: text() puts that
+        # file after the console, whose last line may be unfinished, and a
+        # line still being written is not a snapshot yet.
+        err = read(self.out + '.err')
+        err = err[:err.rfind('\n') + 1]
+        return [l for l in err.splitlines() if l.startswith('{"net":')]
 
     def wait(self, timeout):
         try:

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "vmm/vm.h"
@@ -137,7 +139,7 @@ static void print_json(const struct net_snapshot *n, FILE *out)
 		d->ctrl_errors);
 }
 
-void minivmm_print_stats(struct minivmm *vm, FILE *out, int json)
+static void write_stats(struct minivmm *vm, FILE *out, int json)
 {
 	if (json)
 		fputs("{\"net\":[", out);
@@ -155,5 +157,28 @@ void minivmm_print_stats(struct minivmm *vm, FILE *out, int json)
 	}
 	if (json)
 		fputs("]}\n", out);
+}
+
+/* Composed in memory, then written at once: stderr is unbuffered, so
+ * written piecewise the JSON line would reach the file in dozens of
+ * writes, and a harness reading it right after SIGUSR1 could take half a
+ * line for the whole. */
+void minivmm_print_stats(struct minivmm *vm, FILE *out, int json)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+
+	if (mem) {
+		write_stats(vm, mem, json);
+		if (fclose(mem) == 0) {
+			fwrite(text, 1, len, out);
+			free(text);
+			fflush(out);
+			return;
+		}
+		free(text);
+	}
+	write_stats(vm, out, json); /* out of memory: piecewise, but printed */
 	fflush(out);
 }
