@@ -105,13 +105,16 @@ li_outer_kernel() {
 # $outer, its console appended to LOG; sets st: QEMU's status, 124 when it
 # ran out of LIMIT seconds, 125 when it "wedged": no console line other than
 # the outer kernel's lockup reports for $LI_STALL seconds (default 90; QEMU
-# TCG's nested SVM sometimes freezes the whole outer guest).
+# TCG's nested SVM sometimes freezes the whole outer guest). Before a wedged
+# guest is killed, tests/linux/wedge_report.py writes into LOG what its vCPUs
+# were doing (through QEMU's monitor on a unix socket).
 li_run_outer() {
 	local log=$1 limit=$2 append=$3 qpid n last=-1 quiet=0 stall=${LI_STALL:-90}
-	local accel=${LINUX_TEST_OUTER_ACCEL:-tcg}
+	local accel=${LINUX_TEST_OUTER_ACCEL:-tcg} mon
+	mon=$(mktemp -u "${TMPDIR:-/tmp}/li-monitor.XXXXXX")
 	echo "# qemu-system-x86_64 -accel $accel -cpu max -smp 2 -m 2048 -M pc -nographic -no-reboot -kernel $okernel -initrd $outer -append '$append'" >> "$log"
 	timeout -k 5 "$limit" qemu-system-x86_64 -accel "$accel" -cpu max -smp 2 -m 2048 -M pc \
-		-display none -monitor none -serial stdio -no-reboot \
+		-display none -monitor "unix:$mon,server=on,wait=off" -serial stdio -no-reboot \
 		-kernel "$okernel" -initrd "$outer" -append "$append" </dev/null >>"$log" 2>&1 &
 	qpid=$!
 	while kill -0 "$qpid" 2>/dev/null; do
@@ -119,12 +122,17 @@ li_run_outer() {
 		n=$(grep -avc -E 'soft lockup|rcu_|^\s*$' "$log")
 		if [ "$n" = "$last" ]; then quiet=$((quiet + 2)); else quiet=0; last=$n; fi
 		if [ "$quiet" -ge "$stall" ]; then
-			echo "# no console line for ${stall}s: outer guest wedged, killed" >> "$log"
+			echo "# no console line for ${stall}s: outer guest wedged; what it was doing:" >> "$log"
+			"$repo/tests/linux/wedge_report.py" "$mon" "$qpid" \
+				"$okver" "$log" >> "$log" 2>&1
+			echo "# outer guest wedged, killed" >> "$log"
 			kill "$qpid" 2>/dev/null; wait "$qpid"
+			rm -f "$mon"
 			st=125
 			return
 		fi
 	done
 	wait "$qpid"
 	st=$?
+	rm -f "$mon"
 }

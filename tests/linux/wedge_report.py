@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""What a wedged outer guest is doing, for its log: run by li_run_outer
+(tests/linux/images.sh) when the outer guest has printed nothing for
+$LI_STALL seconds, before it is killed.
+
+    wedge_report.py MONITOR_SOCKET PID OUTER_KERNEL_VERSION LOG
+
+(PID: QEMU's, or that of the timeout(1) that runs it.)
+
+Prints '# wedge: ...' lines: how busy QEMU's threads are (spinning vs all
+vCPUs halted); each outer vCPU's program counter, CPL, interrupt flag and
+CR3, the counter as module:function+off (the module's address from the
+log's 'OUTER: modules' line, its functions from the same .ko on this host)
+or _text+off (Debian's System.map is a stub: resolve it with the -dbg
+package's vmlinux); then presses SysRq 9, l and w (allowed by
+tests/linux/outer-init): if every CPU's backtrace and the blocked tasks then
+show up in the log, the outer kernel still takes interrupts. A vCPU that was
+running the inner guest (nested SVM) shows the inner guest's registers: its
+CR3 differs from the other's, and its symbol means nothing."""
+import bisect
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+
+
+def hmp(sock, cmd):
+    sock.sendall(cmd.encode() + b'\n')
+    # The monitor echoes what it is sent, redrawing the line per character.
+    return [l for l in read_prompt(sock) if not l.endswith(cmd)]
+
+
+def read_prompt(sock, timeout=5.0):
+    buf = b''
+    end = time.monotonic() + timeout
+    while not buf.endswith(b'(qemu) ') and time.monotonic() < end:
+        sock.settimeout(max(0.05, end - time.monotonic()))
+        try:
+            chunk = sock.recv(65536)
+        except socket.timeout:
+            break
+        if not chunk:
+            break
+        buf += chunk
+    # HMP echoes with terminal escapes; keep the plain lines.
+    text = re.sub(r'\x1b\[[0-9;]*[A-Za-z]', '', buf.decode(errors='replace'))
+    return [l.strip() for l in text.replace('\r', '\n').split('\n') if l.strip() and '(qemu)' not in l]
+
+
+def qemu_pid(pid):
+    """pid itself if it is QEMU, else its first child (timeout runs QEMU)."""
+    try:
+        with open(f'/proc/{pid}/comm') as f:
+            if f.read().startswith('qemu'):
+                return pid
+        with open(f'/proc/{pid}/task/{pid}/children') as f:
+            kids = f.read().split()
+        return int(kids[0]) if kids else pid
+    except OSError:
+        return pid
+
+
+def cpu_ticks(pid):
+    """utime + stime of every thread of pid, in clock ticks."""
+    with open(f'/proc/{pid}/stat') as f:
+        fields = f.read().rsplit(')', 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def module_text_symbols(kver, name):
+    """(sorted offsets, names) of the .text functions of module name in
+    /lib/modules/kver: its /proc/modules address is where .text starts."""
+    path = None
+    for root, _, files in os.walk(f'/lib/modules/{kver}/kernel'):
+        for f in files:
+            if f.endswith('.ko') and f[:-3].replace('-', '_') == name:
+                path = os.path.join(root, f)
+    if not path:
+        return [], []
+    try:
+        sections = subprocess.run(['readelf', '-SW', path], capture_output=True, text=True).stdout
+        idx = re.search(r'\[\s*(\d+)\]\s+\.text\s', sections)
+        syms = subprocess.run(['readelf', '-sW', path], capture_output=True, text=True).stdout
+    except OSError:
+        return [], []
+    if not idx:
+        return [], []
+    found = []
+    for line in syms.splitlines():
+        f = line.split()
+        if len(f) >= 8 and f[3] == 'FUNC' and f[6] == idx.group(1):
+            found.append((int(f[1], 16), f[7]))
+    found.sort()
+    return [a for a, _ in found], [n for _, n in found]
+
+
+class Symbolizer:
+    """Outer kernel addresses as _text+off or module:function+off, from the
+    log's 'OUTER: init ... text=' and 'OUTER: modules ...' lines."""
+
+    def __init__(self, log, kver):
+        self.text, self.modules, self.kver, self.cache = None, [], kver, {}
+        try:
+            with open(log, errors='replace') as f:
+                t = f.read()
+        except OSError:
+            return
+        m = re.findall(r'OUTER: init .* text=0x([0-9a-f]+)', t)
+        self.text = int(m[-1], 16) if m else None
+        m = re.findall(r'OUTER: modules (.*)', t)
+        for word in (m[-1].split() if m else []):
+            name, _, rest = word.partition('=')
+            addr, _, size = rest.partition(',')
+            try:
+                self.modules.append((name, int(addr, 16), int(size)))
+            except ValueError:
+                pass
+
+    def __call__(self, pc):
+        for name, base, size in self.modules:
+            if base <= pc < base + size:
+                if name not in self.cache:
+                    self.cache[name] = module_text_symbols(self.kver, name)
+                offs, names = self.cache[name]
+                i = bisect.bisect_right(offs, pc - base) - 1
+                if i >= 0:
+                    return f' {name}:{names[i]}+0x{pc - base - offs[i]:x}'
+                return f' {name}+0x{pc - base:x}'
+        if self.text is not None and 0 <= pc - self.text < 0x4000000:
+            return f' _text+0x{pc - self.text:x}'
+        return ''
+
+
+def main():
+    mon, kver, log = sys.argv[1], sys.argv[3], sys.argv[4]
+    pid = qemu_pid(int(sys.argv[2]))
+    out = []
+    try:
+        t0 = cpu_ticks(pid)
+        time.sleep(2)
+        busy = (cpu_ticks(pid) - t0) / 2.0 / 100.0   # cores, assuming USER_HZ 100
+        out.append(f'# wedge: QEMU used {busy:.2f} cores over 2 s '
+                   f'({"its vCPUs run (spinning)" if busy > 0.3 else "mostly idle: the outer vCPUs wait or halt"})')
+    except (OSError, IndexError, ValueError) as e:
+        out.append(f'# wedge: no CPU figure for QEMU ({e})')
+    symbolize = Symbolizer(log, kver)
+    try:
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(mon)
+        read_prompt(s)
+        for line in hmp(s, 'info cpus'):
+            out.append(f'# wedge: {line}')
+        ncpu = len([l for l in hmp(s, 'info cpus') if 'CPU #' in l])
+        for n in range(ncpu):
+            hmp(s, f'cpu {n}')
+            regs = ' '.join(hmp(s, 'info registers'))
+            rip = re.search(r'RIP=([0-9a-f]+)', regs)
+            rfl = re.search(r'RFL=([0-9a-f]+)', regs)
+            cpl = re.search(r'CPL=(\d)', regs)
+            hlt = re.search(r'HLT=(\d)', regs)
+            cr3 = re.search(r'CR3=([0-9a-f]+)', regs)
+            if not rip:
+                out.append(f'# wedge: cpu {n}: no registers')
+                continue
+            pc = int(rip.group(1), 16)
+            intr = 'on' if rfl and int(rfl.group(1), 16) & 0x200 else 'off'
+            out.append(f'# wedge: cpu {n}: rip 0x{pc:x}{symbolize(pc)} '
+                       f'CPL {cpl.group(1) if cpl else "?"} interrupts {intr} HLT {hlt.group(1) if hlt else "?"} '
+                       f'CR3 {cr3.group(1) if cr3 else "?"}')
+        # Last, SysRq through the keyboard: console loglevel 9 (the outer
+        # init keeps it at 1), every CPU's backtrace, blocked tasks.
+        out.append('# wedge: SysRq 9, l, w sent: backtraces below mean the outer kernel still takes interrupts')
+        print('\n'.join(out), flush=True)
+        out = []
+        for key in '9lw':
+            hmp(s, f'sendkey alt-sysrq-{key}')
+            time.sleep(2)
+        s.close()
+    except OSError as e:
+        out.append(f'# wedge: QEMU monitor {mon}: {e}')
+    if out:
+        print('\n'.join(out), flush=True)
+
+
+if __name__ == '__main__':
+    main()
