@@ -44,7 +44,8 @@ static uint8_t mp_checksum(const uint8_t *p, size_t len)
 	return (uint8_t)-sum;
 }
 
-int mptable_write(const struct guest_mem *mem, unsigned ncpus, struct vmm_err *err)
+int mptable_write(const struct guest_mem *mem, unsigned ncpus, unsigned ioapic_version,
+		  struct vmm_err *err)
 {
 	if (ncpus == 0 || ncpus > MPTABLE_MAX_CPUS)
 		return vmm_err_set(err, EINVAL,
@@ -95,7 +96,7 @@ int mptable_write(const struct guest_mem *mem, unsigned ncpus, struct vmm_err *e
 	MP_PUT(bus);
 	uint8_t ioapic_id = (uint8_t)ncpus;   /* first id after the CPUs' */
 	struct mpc_ioapic ioapic = { .type = MP_IOAPIC, .apicid = ioapic_id,
-				     .apicver = MPTABLE_IOAPIC_VERSION,
+				     .apicver = (uint8_t)ioapic_version,
 				     .flags = MPC_APIC_USABLE,
 				     .apicaddr = (uint32_t)MINIVMM_IOAPIC_BASE };
 	MP_PUT(ioapic);

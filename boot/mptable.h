@@ -88,7 +88,6 @@ struct mpc_intsrc {           /* also used for MP_LINTSRC: same layout */
 
 #define MPTABLE_ISA_BUS_ID     0
 #define MPTABLE_IOAPIC_PINS    24     /* ISA IRQ n -> IOAPIC pin n, n < 24 */
-#define MPTABLE_IOAPIC_VERSION 0x11
 #define MPTABLE_LAPIC_VERSION  0x14
 
 /* Bytes of the configuration table (header and entries) for ncpus CPUs. */
@@ -105,8 +104,9 @@ struct mpc_intsrc {           /* also used for MP_LINTSRC: same layout */
 #define MPTABLE_MAX_CPUS 64
 
 /* Write the floating pointer and configuration table for ncpus CPUs (APIC ids
- * 0..ncpus-1, CPU 0 the BSP; IOAPIC id ncpus). Fails with EINVAL when ncpus
- * is 0 or above MPTABLE_MAX_CPUS. */
-int mptable_write(const struct guest_mem *mem, unsigned ncpus, struct vmm_err *err);
+ * 0..ncpus-1, CPU 0 the BSP; IOAPIC id ncpus, its version register reading
+ * ioapic_version). Fails with EINVAL when ncpus is 0 or above MPTABLE_MAX_CPUS. */
+int mptable_write(const struct guest_mem *mem, unsigned ncpus, unsigned ioapic_version,
+		  struct vmm_err *err);
 
 #endif

@@ -14,7 +14,6 @@
 #define IOAPIC_REG_ARB      0x02
 #define IOAPIC_REG_RTE0     0x10    /* pin n: 0x10 + 2n (low), 0x11 + 2n (high) */
 
-#define IOAPIC_VERSION      0x20
 #define IOAPIC_ID_SHIFT     24
 #define IOAPIC_ID_MASK      (0xfu << IOAPIC_ID_SHIFT)
 

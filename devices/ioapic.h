@@ -19,6 +19,7 @@
 #include "devices/bus.h"
 
 #define IOAPIC_PINS 24
+#define IOAPIC_VERSION 0x20   /* the EOI register came with 0x20 (the 82093AA is 0x11) */
 
 /* One pin's interrupt as an MSI. */
 struct ioapic_msi {

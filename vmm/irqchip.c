@@ -62,6 +62,14 @@ int irqchip_set_irq(struct irqchip *ic, unsigned gsi, int level)
 	return kvm_set_irq_line(ic->kvm, gsi, level);
 }
 
+/* KVM's in-kernel IOAPIC (arch/x86/kvm/ioapic.h IOAPIC_VERSION_ID). */
+#define KVM_IOAPIC_VERSION 0x11
+
+unsigned irqchip_ioapic_version(const struct irqchip *ic)
+{
+	return ic->split ? IOAPIC_VERSION : KVM_IOAPIC_VERSION;
+}
+
 struct ioapic *irqchip_ioapic(struct irqchip *ic)
 {
 	return ic->split ? &ic->ioapic : NULL;

@@ -30,6 +30,10 @@ void irqchip_destroy(struct irqchip *ic);
 /* A device's line to GSI gsi is now at level (0 or 1). */
 int irqchip_set_irq(struct irqchip *ic, unsigned gsi, int level);
 
+/* What the guest's IOAPIC version register reads (the firmware tables
+ * must say the same: Linux takes an MP table's word for it). */
+unsigned irqchip_ioapic_version(const struct irqchip *ic);
+
 /* Where KVM_EXIT_IOAPIC_EOI goes: the IOAPIC in split mode, else NULL. */
 struct ioapic *irqchip_ioapic(struct irqchip *ic);
 

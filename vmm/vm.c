@@ -423,6 +423,7 @@ static int vm_load_kernel(struct minivmm *vm, struct boot_entry *entry, struct v
 		.initrd = initrd.data, .initrd_size = initrd.size,
 		.cmdline = cmdline_str(&vm->cmdline),
 		.ncpus = vm->ncpus,
+		.ioapic_version = irqchip_ioapic_version(&vm->irqchip),
 	};
 	rc = vm_build_dtb(vm, err);
 	req.fdt = vm->fdt;

@@ -229,7 +229,7 @@ Test(acpi, tables_and_mp_table_coexist)
 	struct acpi_config cfg = config(64, 8);
 	uint64_t rsdp;
 	cr_assert_eq(acpi_write_tables(&mem, &cfg, &rsdp, &err), 0, "%s", err.msg);
-	cr_assert_eq(mptable_write(&mem, 64, &err), 0, "%s", err.msg);
+	cr_assert_eq(mptable_write(&mem, 64, 0x11, &err), 0, "%s", err.msg);
 	struct acpi_rsdp r;
 	memcpy(&r, guest_mem_ptr(&mem, rsdp, sizeof(r)), sizeof(r));
 	const uint8_t *x = table_at(&mem, r.xsdt_address, "XSDT");
