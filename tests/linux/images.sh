@@ -101,6 +101,35 @@ li_outer_kernel() {
 	okver=$kver okernel=/boot/vmlinuz-$kver
 }
 
+# li_outer_kallsyms FILE: the outer kernel's text symbols ("address type
+# name", _text among them) in FILE, unless it is there already. Debian's
+# System.map is a stub, so a throwaway guest (busybox, this kernel, QEMU TCG)
+# prints its /proc/kallsyms: offsets from _text are the same in every boot.
+li_outer_kallsyms() {
+	local file=$1 dir
+	[ -s "$file" ] && return 0
+	dir=$(mktemp -d) || return 1
+	mkdir -p "$dir/root/bin" "$dir/root/proc"
+	cp "${BUSYBOX:-/bin/busybox}" "$dir/root/bin/busybox" || { rm -rf "$dir"; return 1; }
+	cat > "$dir/root/init" <<'INIT'
+#!/bin/busybox sh
+/bin/busybox mount -t proc proc /proc
+echo 0 > /proc/sys/kernel/kptr_restrict
+echo KALLSYMS-BEGIN
+/bin/busybox grep -E ' [tT] ' /proc/kallsyms | /bin/busybox grep -v '\['
+echo KALLSYMS-END
+/bin/busybox poweroff -f
+INIT
+	chmod +x "$dir/root/init"
+	(cd "$dir/root" && find . | cpio -o -H newc 2>/dev/null) > "$dir/init.cpio"
+	timeout 300 qemu-system-x86_64 -accel tcg -cpu max -m 1024 -M pc -display none -monitor none \
+		-serial stdio -no-reboot -kernel "$okernel" -initrd "$dir/init.cpio" \
+		-append "console=ttyS0 quiet rdinit=/init panic=-1" </dev/null 2>/dev/null |
+		tr -d '\r' | sed -n '/KALLSYMS-BEGIN/,/KALLSYMS-END/p' | grep -E '^[0-9a-f]+ [tT] ' > "$file.tmp"
+	rm -rf "$dir"
+	[ -s "$file.tmp" ] && mv "$file.tmp" "$file"
+}
+
 # li_run_outer LOG LIMIT APPEND: boot the outer guest (QEMU TCG with SVM) on
 # $outer, its console appended to LOG; sets st: QEMU's status, 124 when it
 # ran out of LIMIT seconds, 125 when it "wedged": no console line other than
@@ -123,8 +152,9 @@ li_run_outer() {
 		if [ "$n" = "$last" ]; then quiet=$((quiet + 2)); else quiet=0; last=$n; fi
 		if [ "$quiet" -ge "$stall" ]; then
 			echo "# no console line for ${stall}s: outer guest wedged; what it was doing:" >> "$log"
+			li_outer_kallsyms "$work/outer-kallsyms-$okver.txt"
 			"$repo/tests/linux/wedge_report.py" "$mon" "$qpid" \
-				"$okver" "$log" >> "$log" 2>&1
+				"$okver" "$log" "$work/outer-kallsyms-$okver.txt" >> "$log" 2>&1
 			echo "# outer guest wedged, killed" >> "$log"
 			kill "$qpid" 2>/dev/null; wait "$qpid"
 			rm -f "$mon"

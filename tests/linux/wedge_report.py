@@ -3,7 +3,7 @@
 (tests/linux/images.sh) when the outer guest has printed nothing for
 $LI_STALL seconds, before it is killed.
 
-    wedge_report.py MONITOR_SOCKET PID OUTER_KERNEL_VERSION LOG
+    wedge_report.py MONITOR_SOCKET PID OUTER_KERNEL_VERSION LOG [KALLSYMS]
 
 (PID: QEMU's, or that of the timeout(1) that runs it.)
 
@@ -11,8 +11,9 @@ Prints '# wedge: ...' lines: how busy QEMU's threads are (spinning vs all
 vCPUs halted); each outer vCPU's program counter, CPL, interrupt flag and
 CR3, the counter as module:function+off (the module's address from the
 log's 'OUTER: modules' line, its functions from the same .ko on this host)
-or _text+off (Debian's System.map is a stub: resolve it with the -dbg
-package's vmlinux); then presses SysRq 9, l and w (allowed by
+or function+off (from KALLSYMS, the outer kernel's /proc/kallsyms text
+symbols as li_outer_kallsyms in tests/linux/images.sh gets them; without
+it, _text+off); then presses SysRq 9, l and w (allowed by
 tests/linux/outer-init): if every CPU's backtrace and the blocked tasks then
 show up in the log, the outer kernel still takes interrupts. A vCPU that was
 running the inner guest (nested SVM) shows the inner guest's registers: its
@@ -97,11 +98,13 @@ def module_text_symbols(kver, name):
 
 
 class Symbolizer:
-    """Outer kernel addresses as _text+off or module:function+off, from the
-    log's 'OUTER: init ... text=' and 'OUTER: modules ...' lines."""
+    """Outer kernel addresses as function+off (or _text+off) or
+    module:function+off, from the log's 'OUTER: init ... text=' and
+    'OUTER: modules ...' lines and the kernel's own symbols."""
 
-    def __init__(self, log, kver):
+    def __init__(self, log, kver, kallsyms=None):
         self.text, self.modules, self.kver, self.cache = None, [], kver, {}
+        self.koffs, self.knames = [], []
         try:
             with open(log, errors='replace') as f:
                 t = f.read()
@@ -117,6 +120,18 @@ class Symbolizer:
                 self.modules.append((name, int(addr, 16), int(size)))
             except ValueError:
                 pass
+        self._load_kallsyms(kallsyms)
+
+    def _load_kallsyms(self, path):
+        try:
+            with open(path) as f:
+                syms = sorted((int(a, 16), n) for a, _, n in (l.split()[:3] for l in f if len(l.split()) >= 3))
+        except (OSError, TypeError, ValueError):
+            return
+        base = next((a for a, n in syms if n == '_text'), None)
+        if base is not None:
+            self.koffs = [a - base for a, _ in syms]
+            self.knames = [n for _, n in syms]
 
     def __call__(self, pc):
         for name, base, size in self.modules:
@@ -129,8 +144,26 @@ class Symbolizer:
                     return f' {name}:{names[i]}+0x{pc - base - offs[i]:x}'
                 return f' {name}+0x{pc - base:x}'
         if self.text is not None and 0 <= pc - self.text < 0x4000000:
-            return f' _text+0x{pc - self.text:x}'
+            off = pc - self.text
+            i = bisect.bisect_right(self.koffs, off) - 1
+            if i >= 0:
+                return f' {self.knames[i]}+0x{off - self.koffs[i]:x}'
+            return f' _text+0x{off:x}'
         return ''
+
+
+def vcpu_state(sock, n, symbolize):
+    """One line on vCPU n: rip (as a symbol), CPL, interrupts, HLT, CR3."""
+    hmp(sock, f'cpu {n}')
+    regs = ' '.join(hmp(sock, 'info registers'))
+    field = lambda name, pat=r'([0-9a-f]+)': (re.search(name + '=' + pat, regs) or [None, None])[1]
+    rip = field('RIP')
+    if rip is None:
+        return 'no registers'
+    pc, rfl = int(rip, 16), field('RFL')
+    intr = 'on' if rfl and int(rfl, 16) & 0x200 else 'off'
+    cpl, hlt, cr3 = field('CPL', r'(\d)') or '?', field('HLT', r'(\d)') or '?', field('CR3') or '?'
+    return f'rip 0x{pc:x}{symbolize(pc)} CPL {cpl} interrupts {intr} HLT {hlt} CR3 {cr3}'
 
 
 def main():
@@ -145,7 +178,7 @@ def main():
                    f'({"its vCPUs run (spinning)" if busy > 0.3 else "mostly idle: the outer vCPUs wait or halt"})')
     except (OSError, IndexError, ValueError) as e:
         out.append(f'# wedge: no CPU figure for QEMU ({e})')
-    symbolize = Symbolizer(log, kver)
+    symbolize = Symbolizer(log, kver, sys.argv[5] if len(sys.argv) > 5 else None)
     try:
         s = socket.socket(socket.AF_UNIX)
         s.connect(mon)
@@ -153,22 +186,12 @@ def main():
         for line in hmp(s, 'info cpus'):
             out.append(f'# wedge: {line}')
         ncpu = len([l for l in hmp(s, 'info cpus') if 'CPU #' in l])
-        for n in range(ncpu):
-            hmp(s, f'cpu {n}')
-            regs = ' '.join(hmp(s, 'info registers'))
-            rip = re.search(r'RIP=([0-9a-f]+)', regs)
-            rfl = re.search(r'RFL=([0-9a-f]+)', regs)
-            cpl = re.search(r'CPL=(\d)', regs)
-            hlt = re.search(r'HLT=(\d)', regs)
-            cr3 = re.search(r'CR3=([0-9a-f]+)', regs)
-            if not rip:
-                out.append(f'# wedge: cpu {n}: no registers')
-                continue
-            pc = int(rip.group(1), 16)
-            intr = 'on' if rfl and int(rfl.group(1), 16) & 0x200 else 'off'
-            out.append(f'# wedge: cpu {n}: rip 0x{pc:x}{symbolize(pc)} '
-                       f'CPL {cpl.group(1) if cpl else "?"} interrupts {intr} HLT {hlt.group(1) if hlt else "?"} '
-                       f'CR3 {cr3.group(1) if cr3 else "?"}')
+        # Four samples a quarter second apart: a vCPU spinning in one loop
+        # shows the same few addresses every time.
+        for sample in range(4):
+            for n in range(ncpu):
+                out.append(f'# wedge: sample {sample} cpu {n}: {vcpu_state(s, n, symbolize)}')
+            time.sleep(0.25)
         # Last, SysRq through the keyboard: console loglevel 9 (the outer
         # init keeps it at 1), every CPU's backtrace, blocked tasks.
         out.append('# wedge: SysRq 9, l, w sent: backtraces below mean the outer kernel still takes interrupts')
