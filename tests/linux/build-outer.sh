@@ -3,7 +3,8 @@
 # the kvm-amd modules (decompressed) and tun, the inner kernel (bzImage and
 # vmlinux) and initramfs, the static minivmm when given, iperf3 and iproute2's
 # ip (as /usr/local/sbin/iproute2-ip: busybox ip has no tuntap) with their
-# shared libraries for the network cases, and outer-init as /init.
+# shared libraries for the network cases, kvm-hold (kvm_hold.c, built here),
+# and outer-init as /init.
 #
 # Usage: build-outer.sh [--qemu] [--vmm NAME=PATH]... OUTPUT.cpio KVER INNER_KERNEL_DIR INNER_INITRAMFS [MINIVMM [DEB_KERNEL DEB_INITRAMFS]]
 #   --qemu           add qemu-system-x86_64 with its libraries and microvm's firmware
@@ -96,6 +97,9 @@ if [ -n "$deb_kernel" ]; then
 	cp "$deb_initrd" "$stage/inner/debian/initramfs.cpio"
 fi
 [ -z "$vmm" ] || cp "$vmm" "$stage/bin/minivmm"
+# kvm-hold (outer-init keeps one VM open with it; see the file).
+${CC:-cc} -static -O2 -Wall -Wextra -Werror -o "$stage/bin/kvm-hold" "$here/kvm_hold.c" ||
+	die "cannot build kvm-hold (a C compiler and libc6-dev are needed)"
 for v in $variants; do
 	name=${v%%=*} path=${v#*=}
 	[ -x "$path" ] || die "--vmm $v: $path is not an executable"

@@ -21,12 +21,13 @@
 #   --per-outer K    iterations per outer boot (default 5); a wedged or dead
 #                    outer guest loses at most those, and is replaced
 #   --inner-args L   extra inner cmdline words, comma-separated
+#   --outer-args W   extra outer cmdline words (e.g. 'minivmm.hold_vm=0')
 #   --out DIR        logs and results (default build/linux-count/<case>)
 # Output: one line per boot ("minivmm  3: pass 34s" / "qemu 3: inner stall ...")
 # and a table of outcomes per VMM. Exit 0 (counting is not a test).
 set -u
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-boots=20 case=debian-acpi vmms=minivmm,qemu per_outer=5 inner_args="" out="" variants=()
+boots=20 case=debian-acpi vmms=minivmm,qemu per_outer=5 inner_args="" outer_args="" out="" variants=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--boots) boots=$2; shift ;;
@@ -34,9 +35,10 @@ while [ $# -gt 0 ]; do
 	--vmms) vmms=$2; shift ;;
 	--per-outer) per_outer=$2; shift ;;
 	--inner-args) inner_args=$2; shift ;;
+	--outer-args) outer_args=$2; shift ;;
 	--vmm) variants+=("$2"); shift ;;
 	--out) out=$2; shift ;;
-	*) sed -n '2,29p' "$0" >&2; exit 2 ;;
+	*) sed -n '2,30p' "$0" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -122,6 +124,7 @@ while [ "$done_iters" -lt "$boots" ]; do
 	append="console=ttyS0 panic=-1 rdinit=/init quiet minivmm.case=$case minivmm.token=$token minivmm.timeout=150"
 	append="$append minivmm.vmms=$vmms minivmm.repeat=$k minivmm.iter0=$done_iters"
 	[ -z "$inner_args" ] || append="$append minivmm.inner_args=$inner_args"
+	[ -z "$outer_args" ] || append="$append $outer_args"
 	[ -z "${inner_args_vmm:-}" ] || append="$append minivmm.vmm_args=$inner_args_vmm"
 	li_run_outer "$log" $((90 + k * nvmms * 160)) "$append"
 	ended=$st
