@@ -64,7 +64,7 @@ def qemu_pid(pid):
 
 
 def cpu_ticks(pid):
-    """utime + stime of every thread of pid, in clock ticks."""
+    """utime + stime of process pid (all its threads), in clock ticks."""
     with open(f'/proc/{pid}/stat') as f:
         fields = f.read().rsplit(')', 1)[1].split()
     return int(fields[11]) + int(fields[12])
@@ -183,9 +183,9 @@ def main():
         s = socket.socket(socket.AF_UNIX)
         s.connect(mon)
         read_prompt(s)
-        for line in hmp(s, 'info cpus'):
-            out.append(f'# wedge: {line}')
-        ncpu = len([l for l in hmp(s, 'info cpus') if 'CPU #' in l])
+        cpus = hmp(s, 'info cpus')
+        out += [f'# wedge: {line}' for line in cpus]
+        ncpu = len([l for l in cpus if 'CPU #' in l])
         # Four samples a quarter second apart: a vCPU spinning in one loop
         # shows the same few addresses every time.
         for sample in range(4):
