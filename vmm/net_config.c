@@ -249,6 +249,10 @@ static int key_qdisc_bypass(struct minivmm_net_config *net, const char *key, con
 	return 0;
 }
 
+/* Which devices a key means something for: one that does not apply is
+ * refused, not ignored, so a typo'd backend or engine is never silent. */
+enum key_scope { FOR_ANY, FOR_PACKET, FOR_XDP, FOR_URING };
+
 /* Keys sharing a slot exclude each other (one backend per device); every
  * slot may be given once. A new key is one line here and one function. */
 enum { SLOT_BACKEND, SLOT_QUEUES, SLOT_THREADS, SLOT_CPUS, SLOT_MAC, SLOT_MTU, SLOT_QUEUE_SIZE,
@@ -260,25 +264,26 @@ static const struct net_key {
 	unsigned slot;
 	bool value_optional;
 	net_key_fn apply;
+	enum key_scope scope;
 } net_keys[] = {
-	{ "tap", SLOT_BACKEND, true, key_tap },
-	{ "packet", SLOT_BACKEND, false, key_packet },
-	{ "xdp", SLOT_BACKEND, false, key_xdp },
-	{ "queues", SLOT_QUEUES, false, key_queues },
-	{ "threads", SLOT_THREADS, false, key_threads },
-	{ "cpus", SLOT_CPUS, false, key_cpus },
-	{ "mac", SLOT_MAC, false, key_mac },
-	{ "mtu", SLOT_MTU, false, key_mtu },
-	{ "queue-size", SLOT_QUEUE_SIZE, false, key_queue_size },
-	{ "engine", SLOT_ENGINE, false, key_engine },
-	{ "poll-us", SLOT_POLL_US, false, key_poll_us },
-	{ "fanout", SLOT_FANOUT, false, key_fanout },
-	{ "rx", SLOT_RX, false, key_rx },
-	{ "qdisc-bypass", SLOT_QDISC_BYPASS, false, key_qdisc_bypass },
-	{ "fixed-files", SLOT_FIXED_FILES, false, key_fixed_files },
-	{ "fixed-buffers", SLOT_FIXED_BUFFERS, false, key_fixed_buffers },
-	{ "defer-taskrun", SLOT_DEFER_TASKRUN, false, key_defer_taskrun },
-	{ "xdp-zero-copy", SLOT_XDP_ZERO_COPY, false, key_xdp_zero_copy },
+	{ "tap", SLOT_BACKEND, true, key_tap, FOR_ANY },
+	{ "packet", SLOT_BACKEND, false, key_packet, FOR_ANY },
+	{ "xdp", SLOT_BACKEND, false, key_xdp, FOR_ANY },
+	{ "queues", SLOT_QUEUES, false, key_queues, FOR_ANY },
+	{ "threads", SLOT_THREADS, false, key_threads, FOR_ANY },
+	{ "cpus", SLOT_CPUS, false, key_cpus, FOR_ANY },
+	{ "mac", SLOT_MAC, false, key_mac, FOR_ANY },
+	{ "mtu", SLOT_MTU, false, key_mtu, FOR_ANY },
+	{ "queue-size", SLOT_QUEUE_SIZE, false, key_queue_size, FOR_ANY },
+	{ "engine", SLOT_ENGINE, false, key_engine, FOR_ANY },
+	{ "poll-us", SLOT_POLL_US, false, key_poll_us, FOR_ANY },
+	{ "fanout", SLOT_FANOUT, false, key_fanout, FOR_PACKET },
+	{ "rx", SLOT_RX, false, key_rx, FOR_PACKET },
+	{ "qdisc-bypass", SLOT_QDISC_BYPASS, false, key_qdisc_bypass, FOR_PACKET },
+	{ "fixed-files", SLOT_FIXED_FILES, false, key_fixed_files, FOR_URING },
+	{ "fixed-buffers", SLOT_FIXED_BUFFERS, false, key_fixed_buffers, FOR_URING },
+	{ "defer-taskrun", SLOT_DEFER_TASKRUN, false, key_defer_taskrun, FOR_URING },
+	{ "xdp-zero-copy", SLOT_XDP_ZERO_COPY, false, key_xdp_zero_copy, FOR_XDP },
 };
 
 static const struct net_key *net_key_find(const char *name)
@@ -324,6 +329,31 @@ static int net_apply(struct net_parse *p, const struct net_item *it, struct vmm_
 	p->have[k->slot] = true;
 	p->seen[k->slot] = *it;
 	return k->apply(p->net, it->key, it->value, err);
+}
+
+/* Once every key is in: one that does nothing for this device's backend
+ * or engine is a mistake the user would otherwise never hear about. */
+static int net_check_scopes(const struct net_parse *p, struct vmm_err *err)
+{
+	const struct minivmm_net_config *net = p->net;
+	/* The backend keys are the backends' names; none given is a tap. */
+	const char *backend = p->have[SLOT_BACKEND] ? p->seen[SLOT_BACKEND].key : "tap";
+	for (unsigned slot = 0; slot < NR_SLOTS; slot++) {
+		if (!p->have[slot])
+			continue;
+		const struct net_item *it = &p->seen[slot];
+		const struct net_key *k = net_key_find(it->key);
+		char text[96];
+		item_text(it, text, sizeof(text));
+		if ((k->scope == FOR_PACKET && net->backend != MINIVMM_NET_PACKET) ||
+		    (k->scope == FOR_XDP && net->backend != MINIVMM_NET_XDP))
+			return vmm_err_set(err, EINVAL, "--net %s: only for the %s backend, and this device's is %s",
+					   text, k->scope == FOR_PACKET ? "packet" : "xdp", backend);
+		if (k->scope == FOR_URING && net->engine != MINIVMM_ENGINE_URING)
+			return vmm_err_set(err, EINVAL, "--net %s: an io_uring option, and this device has engine=epoll",
+					   text);
+	}
+	return 0;
 }
 
 int net_config_parse(const char *spec, struct minivmm_net_config *net, struct vmm_err *err)
@@ -379,7 +409,9 @@ int net_config_parse(const char *spec, struct minivmm_net_config *net, struct vm
 	}
 	if (cpus_item.key) {
 		cpus_item.value = cpus;
-		return net_apply(&p, &cpus_item, err);
+		int rc = net_apply(&p, &cpus_item, err);
+		if (rc)
+			return rc;
 	}
-	return 0;
+	return net_check_scopes(&p, err);
 }

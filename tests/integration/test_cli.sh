@@ -63,6 +63,14 @@ t_cli_refuses_out_of_range_values() {
 	cli_refuses "--cpus pin: 1 CPUs listed for 2 vCPUs" --kernel "$TESTGUEST" --cpus 2,pin=0
 }
 
+# A key for another backend or engine used to be accepted and do nothing.
+t_cli_refuses_net_keys_that_do_not_apply() {
+	cli_refuses "^minivmm: --net fanout=cpu: only for the packet backend, and this device's is tap" \
+		--kernel "$TESTGUEST" --net tap,fanout=cpu || return 1
+	cli_refuses "^minivmm: --net fixed-files=off: an io_uring option, and this device has engine=epoll" \
+		--kernel "$TESTGUEST" --net engine=epoll,fixed-files=off
+}
+
 # --mem beyond what KVM and the CPU can map: one line, not a raw KVM error.
 t_cli_mem_beyond_kvm_limits_is_refused() {
 	cli_refuses "^minivmm: --mem 64T: more than (one KVM memory slot holds|KVM and this CPU can address)" \

@@ -196,6 +196,29 @@ Test(net_config, key_given_twice_is_refused_naming_both)
 	expect_error("tap,tap=x", "'tap' given twice");
 }
 
+/* These used to be accepted and ignored: a user who mistyped the backend
+ * or the engine never learned that the option did nothing. */
+Test(net_config, key_for_another_backend_or_engine_is_refused)
+{
+	expect_error("tap=t0,fanout=cpu", "--net fanout=cpu: only for the packet backend, and this device's is tap");
+	expect_error("rx=recv", "--net rx=recv: only for the packet backend, and this device's is tap");
+	expect_error("xdp=v0,qdisc-bypass=off", "qdisc-bypass=off: only for the packet backend, and this device's is xdp");
+	expect_error("packet=v0,xdp-zero-copy=on", "xdp-zero-copy=on: only for the xdp backend, and this device's is packet");
+	expect_error("engine=epoll,fixed-files=off", "--net fixed-files=off: an io_uring option, and this device has engine=epoll");
+	expect_error("fixed-buffers=on,engine=epoll", "fixed-buffers=on: an io_uring option");
+	expect_error("packet=v0,engine=epoll,defer-taskrun=off", "defer-taskrun=off: an io_uring option");
+}
+
+Test(net_config, key_for_its_own_backend_and_engine_is_accepted)
+{
+	struct minivmm_net_config net = parse_ok("packet=v0,fanout=cpu,rx=recv,qdisc-bypass=off,engine=epoll");
+	cr_assert_eq(net.rx_recv, 1);
+	net = parse_ok("xdp=v0,xdp-zero-copy=off,fixed-files=off");
+	cr_assert_eq(net.uring_fixed_files, 0);
+	net = parse_ok("fixed-buffers=on,defer-taskrun=off,engine=uring");
+	cr_assert_eq(net.uring_fixed_buffers, 1);
+}
+
 Test(net_config, empty_value_and_empty_items_are_refused)
 {
 	expect_error("", "--net: empty value");
