@@ -231,6 +231,50 @@ def mmio_seeds():
           wr('QUEUE_NUM', 16) + wr('STATUS', 0x80))
 
 
+# ---- ioapic --------------------------------------------------------------------
+# shape: bits0-3 ID, 0x10 a route update fails (then its 1-based number)
+# ops: 0x00-0x7f MMIO (0x40 write, 0x08 known register, 0x10 0x10 below,
+#      low 3 bits width), 0x80-0xbf REGSEL+WINDOW (0x01 any index, 0x02 clear
+#      the mask bit, 0x04 read), 0xc0-0xff events (low 2 bits: line, EOI exit,
+#      line with any pin number, EOI register; 0x04 line up)
+def io_prog(index, value, unmask=False):
+    return u8(0x80 | (0x02 if unmask else 0), index) + u32(value)
+
+
+def io_read(index):
+    return u8(0x84, index) + u32(0)
+
+
+def io_line(pin, up):
+    return u8(0xc0 | (0x04 if up else 0), pin)
+
+
+def io_eoi(vector, by_register=False):
+    return u8(0xc3 if by_register else 0xc1, vector)
+
+
+def ioapic_seeds():
+    # Linux under --irqchip=split: ID and version read, the UART's pin 4 as
+    # an edge interrupt to vector 0x24 on APIC 0, a few edges.
+    write('ioapic', 'linux-edge-uart',
+          u8(2) + io_read(0x00) + io_read(0x01) + io_prog(0x19, 0) +
+          io_prog(0x18, 0x24, unmask=True) + io_line(4, True) + io_line(4, False) +
+          io_line(4, True) + io_read(0x18))
+    # A level pin (virtio-mmio's) delivered, held off by Remote IRR, EOI'd
+    # by the register and by the exit, and the edge/level flip Linux uses to
+    # clear Remote IRR on IOAPICs without the EOI register.
+    write('ioapic', 'level-eoi-and-flip',
+          u8(3) + io_prog(0x21, 0x01000000) + io_prog(0x20, 0xa000 | 0x31, unmask=True) +
+          io_line(8, True) + io_eoi(0x31, by_register=True) + io_eoi(0x31) +
+          io_prog(0x20, 0x31, unmask=True) + io_prog(0x20, 0xa000 | 0x31, unmask=True) +
+          io_line(8, False) + io_read(0x20))
+    # A route update refused by KVM, masked/ExtINT entries, odd accesses.
+    write('ioapic', 'route-fails-extint-odd-widths',
+          u8(0x10 | 5, 2) + io_prog(0x10, 0x20, unmask=True) + io_prog(0x12, 0x721, unmask=True) +
+          io_line(0, True) + io_line(1, True) + io_line(30, True) +
+          u8(0x01, 0) + u8(0x4b, 1, 0xff) + u8(0x43, 0xff, 0xff) + u16(0x1005) + u8(0x48, 0) + u32(0xff))
+
+
 # ---- net_ctrl -----------------------------------------------------------------
 VIRTIO_NET_F_GUEST_CSUM, VIRTIO_NET_F_GUEST_TSO4, VIRTIO_NET_F_MQ = 1, 7, 22
 
@@ -407,6 +451,7 @@ def main():
     net_tx_seeds()
     net_rx_seeds()
     mmio_seeds()
+    ioapic_seeds()
     net_ctrl_seeds()
     bzimage_seeds(a.bzimage)
     pvh_seeds(a.testguest)
