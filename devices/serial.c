@@ -65,15 +65,11 @@ enum { UART_RBR_THR = 0, UART_IER = 1, UART_IIR_FCR = 2, UART_LCR = 3,
  * writers with room for 256 bytes). */
 #define OUT_CHUNK 256
 #define FLUSH_DELAY_MS 5
-/* Transmits with coalescing allowed but off before it is turned on, at
- * first and again: each (un)registration costs KVM an SRCU grace period.
- * Linux's tty output turns the THR interrupt on and off per burst, and its
- * console writes run with IER clear for thousands of bytes at boot. Not at
- * reset: a guest that writes a few lines and exits never needs the queue,
- * and where KVM frees the old I/O bus with call_srcu() (6.18 here), closing
- * the VM waits for a grace period still running: several jiffies, most of a
- * short guest's teardown (docs/benchmarks.md). */
-#define COALESCE_AFTER 256
+/* Transmits with coalescing allowed but off before it is turned on again:
+ * Linux's tty output turns the THR interrupt on and off per burst, and each
+ * (un)registration costs KVM an SRCU grace period; its console writes run
+ * with IER clear for thousands of bytes at boot. */
+#define COALESCE_AFTER 64
 
 struct serial {
 	pthread_mutex_t lock;
@@ -607,8 +603,9 @@ int serial_create(struct serial **out, const struct serial_config *cfg, const st
 	}
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->rx_space, NULL);
-	/* Reset state (IER clear, no loopback): the queue is allowed, and
-	 * turned on after COALESCE_AFTER transmits. */
+	/* Reset state (IER clear, no loopback): the queue is allowed. */
+	s->quiet_transmits = COALESCE_AFTER;
+	serial_update_coalescing(s);
 	*out = s;
 	return 0;
 }

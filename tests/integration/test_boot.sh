@@ -76,9 +76,9 @@ t_guest_exception_is_reported() {
 }
 
 # The console buffers guest output until a newline (devices/serial.c) and KVM
-# queues transmits in its coalesced ring (after the first 256; the guest
-# prints a longer line first): a guest's last bytes without a newline still
-# reach the console when it exits or crashes, on stdio and to a file.
+# queues transmits in its coalesced ring: a guest's last bytes without a
+# newline still reach the console when it exits or crashes, on stdio and
+# to a file.
 t_serial_last_bytes_survive_exit_and_crash() {
 	local out="$TMP_ROOT/last.out" file="$TMP_ROOT/last.txt" test want
 	for test in "exit code=3 partial=1" "triple-fault partial=1"; do
