@@ -308,6 +308,7 @@ static void item_text(const struct net_item *it, char *buf, size_t len)
 struct net_parse {
 	struct minivmm_net_config *net;
 	struct net_item seen[NR_SLOTS];
+	const struct net_key *key[NR_SLOTS];   /* the key each seen item is */
 	bool have[NR_SLOTS];
 };
 
@@ -328,6 +329,7 @@ static int net_apply(struct net_parse *p, const struct net_item *it, struct vmm_
 	}
 	p->have[k->slot] = true;
 	p->seen[k->slot] = *it;
+	p->key[k->slot] = k;
 	return k->apply(p->net, it->key, it->value, err);
 }
 
@@ -342,7 +344,7 @@ static int net_check_scopes(const struct net_parse *p, struct vmm_err *err)
 		if (!p->have[slot])
 			continue;
 		const struct net_item *it = &p->seen[slot];
-		const struct net_key *k = net_key_find(it->key);
+		const struct net_key *k = p->key[slot];
 		char text[96];
 		item_text(it, text, sizeof(text));
 		if ((k->scope == FOR_PACKET && net->backend != MINIVMM_NET_PACKET) ||
