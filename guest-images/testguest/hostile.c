@@ -462,19 +462,7 @@ static void run_ring_outside_ram(struct hostile *h)
 
 static uint8_t *tx_begin(struct vnet_pair *p, uint16_t *id)
 {
-	uint8_t *buf = vnet_tx_get(p, id);
-
-	if (!buf) {
-		uint64_t end = tsc_deadline_us(TX_WAIT_US);
-
-		vnet_tx_flush(p);
-		while (!(buf = vnet_tx_get(p, id)) && !tsc_passed(end))
-			cpu_pause();
-		if (!buf)
-			return NULL;
-	}
-	memset(buf, 0, VNET_HDR_LEN);
-	return buf + VNET_HDR_LEN;
+	return vnet_tx_begin(p, id, TX_WAIT_US);
 }
 
 struct echo_stats {

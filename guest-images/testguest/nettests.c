@@ -201,25 +201,15 @@ static void parse_params(void)
 
 /* ---- sending ------------------------------------------------------------ */
 
-/* A TX buffer with a zeroed header; the frame goes at the returned pointer.
- * With the ring full, publish what is pending and wait (bounded) for the
- * device rather than drop: echo must not lose what the VMM delivered. */
+/* A TX buffer with a zeroed header, waited for rather than dropped: echo
+ * must not lose what the VMM delivered. */
 static uint8_t *tx_begin(struct vnet_pair *p, uint16_t *id)
 {
-	uint8_t *buf = vnet_tx_get(p, id);
+	uint8_t *buf = vnet_tx_begin(p, id, TX_WAIT_US);
 
-	if (!buf) {
-		uint64_t end = tsc_deadline_us(TX_WAIT_US);
-
-		vnet_tx_flush(p);
-		while (!(buf = vnet_tx_get(p, id)) && !tsc_passed(end))
-			cpu_pause();
-		if (!buf)
-			return NULL;
-	}
-	memset(buf, 0, VNET_HDR_LEN);
-	tx_dirty[p->index][*id] = 1;
-	return buf + VNET_HDR_LEN;
+	if (buf)
+		tx_dirty[p->index][*id] = 1;
+	return buf;
 }
 
 /* Fill in a partial checksum ourselves (the device gave us NEEDS_CSUM but

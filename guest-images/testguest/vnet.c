@@ -376,3 +376,20 @@ uint8_t *vnet_tx_get(struct vnet_pair *p, uint16_t *id)
 	*id = p->tx.free[--p->tx.nfree];
 	return vnet_tx_buf(p, *id);
 }
+
+uint8_t *vnet_tx_begin(struct vnet_pair *p, uint16_t *id, uint64_t wait_us)
+{
+	uint8_t *buf = vnet_tx_get(p, id);
+
+	if (!buf) {
+		uint64_t end = tsc_deadline_us(wait_us);
+
+		vnet_tx_flush(p);
+		while (!(buf = vnet_tx_get(p, id)) && !tsc_passed(end))
+			cpu_pause();
+		if (!buf)
+			return NULL;
+	}
+	memset(buf, 0, VNET_HDR_LEN);
+	return buf + VNET_HDR_LEN;
+}

@@ -126,6 +126,10 @@ unsigned vnet_tx_reclaim(struct vnet_pair *p);
 /* A free TX buffer (its header at the start, frame at +VNET_HDR_LEN) and
  * its id, reclaiming first if needed; NULL if the ring is full. */
 uint8_t *vnet_tx_get(struct vnet_pair *p, uint16_t *id);
+/* A free TX buffer with a zeroed header; the frame goes at the returned
+ * pointer. With the ring full, publish what is pending and wait up to
+ * wait_us for the device rather than drop; NULL if it gave none back. */
+uint8_t *vnet_tx_begin(struct vnet_pair *p, uint16_t *id, uint64_t wait_us);
 /* Queue buffer `id` holding a frame of `len` bytes (header already set). */
 static inline void vnet_tx_put(struct vnet_pair *p, uint16_t id, unsigned len)
 {
