@@ -26,26 +26,8 @@
 
 #include "net/gso.h"
 #include "tests/fuzz/fuzz_common.h"
+#include "tests/ref_csum.h"
 
-static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
-static uint32_t get32(const uint8_t *p) { return (uint32_t)get16(p) << 16 | get16(p + 2); }
-
-static uint32_t sum16(uint32_t sum, const uint8_t *p, size_t len)
-{
-	for (size_t i = 0; i + 1 < len; i += 2)
-		sum += get16(p + i);
-	if (len & 1)
-		sum += (uint32_t)p[len - 1] << 8;
-	return sum;
-}
-
-/* A ones' complement sum that checks out folds to 0xffff. */
-static bool sum_ok(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return sum == 0xffff;
-}
 
 struct run {
 	const uint8_t *orig;        /* the Ethernet frame cut */
@@ -75,10 +57,10 @@ static int emit(void *ctx, const uint8_t *frame, uint32_t len)
 	const uint8_t *eth = frame + 12;
 	uint32_t elen = len - 12;
 	uint32_t l3 = 14;
-	uint16_t type = get16(eth + 12);
+	uint16_t type = ref_get16(eth + 12);
 	if (type == 0x8100) {
 		l3 = 18;
-		type = get16(eth + 16);
+		type = ref_get16(eth + 16);
 	}
 	FUZZ_CHECK(type == 0x0800 || type == 0x86dd, "segment %u: ethertype 0x%x", i, type);
 	bool v6 = type == 0x86dd;
@@ -89,23 +71,23 @@ static int emit(void *ctx, const uint8_t *frame, uint32_t len)
 		const uint8_t *ip = eth + l3;
 		uint32_t ihl = (ip[0] & 0xf) * 4u;
 		FUZZ_CHECK(elen >= l3 + ihl, "segment %u shorter than its IPv4 header", i);
-		FUZZ_CHECK(get16(ip + 2) == elen - l3, "segment %u: IPv4 length %u, %u bytes there", i,
-			   get16(ip + 2), elen - l3);
-		FUZZ_CHECK(sum_ok(sum16(0, ip, ihl)), "segment %u: bad IPv4 header checksum", i);
-		FUZZ_CHECK(get16(ip + 4) == (uint16_t)(get16(R.orig + l3 + 4) + i), "segment %u: IPv4 ID", i);
+		FUZZ_CHECK(ref_get16(ip + 2) == elen - l3, "segment %u: IPv4 length %u, %u bytes there", i,
+			   ref_get16(ip + 2), elen - l3);
+		FUZZ_CHECK(ref_csum_ok(ref_csum_add(0, ip, ihl)), "segment %u: bad IPv4 header checksum", i);
+		FUZZ_CHECK(ref_get16(ip + 4) == (uint16_t)(ref_get16(R.orig + l3 + 4) + i), "segment %u: IPv4 ID", i);
 		proto = ip[9];
 		l4 = l3 + ihl;
 		l4len = elen - l4;
-		pseudo = sum16(0, ip + 12, 8);
+		pseudo = ref_csum_add(0, ip + 12, 8);
 	} else {
 		const uint8_t *ip = eth + l3;
-		FUZZ_CHECK(elen >= l3 + 40 && get16(ip + 4) == elen - l3 - 40,
-			   "segment %u: IPv6 payload length %u, %u bytes there", i, get16(ip + 4),
+		FUZZ_CHECK(elen >= l3 + 40 && ref_get16(ip + 4) == elen - l3 - 40,
+			   "segment %u: IPv6 payload length %u, %u bytes there", i, ref_get16(ip + 4),
 			   elen - l3 - 40);
 		proto = ip[6];
 		l4 = l3 + 40;
 		l4len = elen - l4;
-		pseudo = sum16(0, ip + 8, 32);
+		pseudo = ref_csum_add(0, ip + 8, 32);
 	}
 	FUZZ_CHECK(proto == 6 || proto == 17, "segment %u: protocol %u", i, proto);
 	pseudo += proto + (l4len & 0xffff) + (l4len >> 16);
@@ -114,12 +96,12 @@ static int emit(void *ctx, const uint8_t *frame, uint32_t len)
 	if (proto == 6) {
 		FUZZ_CHECK(l4len >= 20, "segment %u: TCP header cut", i);
 		hdr = l4 + (t[12] >> 4) * 4u;
-		FUZZ_CHECK(sum_ok(sum16(pseudo, t, l4len)), "segment %u: bad TCP checksum", i);
+		FUZZ_CHECK(ref_csum_ok(ref_csum_add(pseudo, t, l4len)), "segment %u: bad TCP checksum", i);
 	} else {
-		FUZZ_CHECK(l4len >= 8 && get16(t + 4) == l4len, "segment %u: UDP length %u of %u", i,
-			   get16(t + 4), l4len);
+		FUZZ_CHECK(l4len >= 8 && ref_get16(t + 4) == l4len, "segment %u: UDP length %u of %u", i,
+			   ref_get16(t + 4), l4len);
 		hdr = l4 + 8;
-		FUZZ_CHECK(get16(t + 6) != 0 && sum_ok(sum16(pseudo, t, l4len)), "segment %u: bad UDP checksum", i);
+		FUZZ_CHECK(ref_get16(t + 6) != 0 && ref_csum_ok(ref_csum_add(pseudo, t, l4len)), "segment %u: bad UDP checksum", i);
 	}
 	FUZZ_CHECK(hdr <= elen, "segment %u: headers past its end", i);
 	if (R.emitted == 0)
@@ -136,8 +118,8 @@ static int emit(void *ctx, const uint8_t *frame, uint32_t len)
 		R.last_seen = true;
 	R.payload_seen += plen;
 	if (proto == 6) {
-		uint32_t seq = get32(R.orig + l4 + 4) + (uint32_t)off;
-		FUZZ_CHECK(get32(t + 4) == seq, "segment %u: sequence number", i);
+		uint32_t seq = ref_get32(R.orig + l4 + 4) + (uint32_t)off;
+		FUZZ_CHECK(ref_get32(t + 4) == seq, "segment %u: sequence number", i);
 		uint8_t oflags = R.orig[l4 + 13];
 		FUZZ_CHECK(!(t[13] & ~oflags), "segment %u: TCP flags not in the original", i);
 		if (i > 0)

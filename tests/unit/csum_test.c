@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "net/csum.h"
+#include "tests/ref_csum.h"
 
 /* A UDP/IPv4 frame as a sender with checksum offload leaves it: the UDP
  * checksum field holds the pseudo-header sum (NEEDS_CSUM, csum_start at
@@ -85,24 +86,6 @@ Test(csum, finish_iov_refuses_iovecs_shorter_than_the_frame)
 
 /* ---- csum_complete_partial --------------------------------------------- */
 
-static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
-static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
-
-static uint32_t add(uint32_t s, const uint8_t *p, unsigned len)
-{
-	for (unsigned i = 0; i + 1 < len; i += 2)
-		s += get16(p + i);
-	if (len & 1)
-		s += (uint32_t)p[len - 1] << 8;
-	return s;
-}
-
-static uint16_t fold(uint32_t s)
-{
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)s;
-}
 
 /* An Ethernet + IPv4 + UDP/TCP frame with `payload` bytes; the checksum
  * field holds the full checksum (partial = false) or what a
@@ -113,35 +96,35 @@ static unsigned build4(uint8_t *f, uint8_t proto, unsigned payload, bool partial
 	memset(f, 0, 2048);
 	memcpy(f, "\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01", 12);
 	if (vlan) {
-		put16(f + 12, 0x8100);
-		put16(f + 14, 7);
+		ref_put16(f + 12, 0x8100);
+		ref_put16(f + 14, 7);
 		off += 4;
 	}
-	put16(f + off, 0x0800);
+	ref_put16(f + off, 0x0800);
 	uint8_t *ip = f + off + 2;
 	unsigned l4h = proto == 6 ? 20 : 8, l4len = l4h + payload;
 	ip[0] = 0x45;
-	put16(ip + 2, (uint16_t)(20 + l4len));
+	ref_put16(ip + 2, (uint16_t)(20 + l4len));
 	ip[8] = 64;
 	ip[9] = proto;
 	memcpy(ip + 12, "\x0a\x09\x00\x02\x0a\x09\x00\x01", 8);
-	put16(ip + 10, (uint16_t)~fold(add(0, ip, 20)));
+	ref_put16(ip + 10, (uint16_t)~ref_csum_fold(ref_csum_add(0, ip, 20)));
 	uint8_t *l4 = ip + 20;
-	put16(l4, 20000);
-	put16(l4 + 2, 9000);
+	ref_put16(l4, 20000);
+	ref_put16(l4 + 2, 9000);
 	if (proto == 17)
-		put16(l4 + 4, (uint16_t)l4len);
+		ref_put16(l4 + 4, (uint16_t)l4len);
 	else
 		l4[12] = 5 << 4;
 	for (unsigned i = 0; i < payload; i++)
 		l4[l4h + i] = (uint8_t)(i * 13 + 5);
-	uint32_t pseudo = add(0, ip + 12, 8) + proto + l4len;
+	uint32_t pseudo = ref_csum_add(0, ip + 12, 8) + proto + l4len;
 	unsigned field = proto == 6 ? 16 : 6;
 	if (partial) {
-		put16(l4 + field, fold(pseudo));
+		ref_put16(l4 + field, ref_csum_fold(pseudo));
 	} else {
-		uint16_t c = (uint16_t)~fold(add(pseudo, l4, l4len));
-		put16(l4 + field, c ? c : 0xffff);
+		uint16_t c = (uint16_t)~ref_csum_fold(ref_csum_add(pseudo, l4, l4len));
+		ref_put16(l4 + field, c ? c : 0xffff);
 	}
 	return off + 2 + 20 + l4len;
 }
@@ -149,9 +132,9 @@ static unsigned build4(uint8_t *f, uint8_t proto, unsigned payload, bool partial
 static bool l4_valid(const uint8_t *f, bool vlan)
 {
 	const uint8_t *ip = f + 14 + (vlan ? 4 : 0);
-	unsigned l4len = get16(ip + 2) - 20u;
-	uint32_t pseudo = add(0, ip + 12, 8) + ip[9] + l4len;
-	return fold(add(pseudo, ip + 20, l4len)) == 0xffff;
+	unsigned l4len = ref_get16(ip + 2) - 20u;
+	uint32_t pseudo = ref_csum_add(0, ip + 12, 8) + ip[9] + l4len;
+	return ref_csum_fold(ref_csum_add(pseudo, ip + 20, l4len)) == 0xffff;
 }
 
 Test(csum, partial_udp_and_tcp_over_ipv4_are_completed)
@@ -204,7 +187,7 @@ Test(csum, fragments_truncated_frames_and_udp_without_checksum_are_left_alone)
 	f[14 + 6] = 0x20;   /* MF */
 	cr_assert_not(csum_complete_partial(f, len));
 	f[14 + 6] = 0;
-	put16(f + 14 + 20 + 6, 0);
+	ref_put16(f + 14 + 20 + 6, 0);
 	cr_assert_not(csum_complete_partial(f, len), "UDP over IPv4 with checksum 0: none");
 	cr_assert_not(csum_complete_partial(f, 13));
 }
@@ -213,23 +196,23 @@ Test(csum, partial_udp_over_ipv6_is_completed)
 {
 	uint8_t f[2048];
 	memset(f, 0, sizeof(f));
-	put16(f + 12, 0x86dd);
+	ref_put16(f + 12, 0x86dd);
 	uint8_t *ip = f + 14;
 	unsigned l4len = 8 + 200;
 	ip[0] = 0x60;
-	put16(ip + 4, (uint16_t)l4len);
+	ref_put16(ip + 4, (uint16_t)l4len);
 	ip[6] = 17;
 	ip[7] = 64;
 	for (unsigned i = 0; i < 32; i++)
 		ip[8 + i] = (uint8_t)(0xfd + i);
 	uint8_t *u = ip + 40;
-	put16(u, 1);
-	put16(u + 2, 2);
-	put16(u + 4, (uint16_t)l4len);
+	ref_put16(u, 1);
+	ref_put16(u + 2, 2);
+	ref_put16(u + 4, (uint16_t)l4len);
 	for (unsigned i = 0; i < 200; i++)
 		u[8 + i] = (uint8_t)i;
-	uint32_t pseudo = add(0, ip + 8, 32) + 17 + l4len;
-	put16(u + 6, fold(pseudo));
+	uint32_t pseudo = ref_csum_add(0, ip + 8, 32) + 17 + l4len;
+	ref_put16(u + 6, ref_csum_fold(pseudo));
 	cr_assert(csum_complete_partial(f, 14 + 40 + l4len));
-	cr_assert_eq(fold(add(pseudo, u, l4len)), 0xffff);
+	cr_assert_eq(ref_csum_fold(ref_csum_add(pseudo, u, l4len)), 0xffff);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "net/gso.h"
+#include "tests/ref_csum.h"
 
 #define MAX_SEGS 128
 
@@ -40,25 +41,6 @@ static void capture_free(struct capture *c)
 		free(c->seg[i].buf);
 }
 
-static uint16_t g16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
-static uint32_t g32(const uint8_t *p) { return (uint32_t)g16(p) << 16 | g16(p + 2); }
-static void p16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
-
-static uint32_t sum16(uint32_t s, const uint8_t *p, size_t len)
-{
-	for (size_t i = 0; i + 1 < len; i += 2)
-		s += g16(p + i);
-	if (len & 1)
-		s += (uint32_t)p[len - 1] << 8;
-	return s;
-}
-
-static uint16_t fold(uint32_t s)
-{
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)s;
-}
 
 enum l4 { TCP, UDP };
 
@@ -77,17 +59,17 @@ static uint32_t build(uint8_t *f, bool v6, enum l4 l4, bool vlan, uint32_t paylo
 	memset(e + 6, 0x22, 6);
 	uint32_t l3 = 14;
 	if (vlan) {
-		p16(e + 12, 0x8100);
-		p16(e + 14, 42);
+		ref_put16(e + 12, 0x8100);
+		ref_put16(e + 14, 42);
 		l3 = 18;
 	}
-	p16(e + l3 - 2, v6 ? 0x86dd : 0x0800);
+	ref_put16(e + l3 - 2, v6 ? 0x86dd : 0x0800);
 	uint8_t *ip = e + l3;
 	uint32_t l4len = (l4 == TCP ? 20 : 8) + payload;
 	uint32_t l4off;
 	if (v6) {
 		ip[0] = 0x60;
-		p16(ip + 4, (uint16_t)l4len);
+		ref_put16(ip + 4, (uint16_t)l4len);
 		ip[6] = l4 == TCP ? 6 : 17;
 		ip[7] = 64;
 		for (int i = 0; i < 32; i++)
@@ -95,26 +77,26 @@ static uint32_t build(uint8_t *f, bool v6, enum l4 l4, bool vlan, uint32_t paylo
 		l4off = l3 + 40;
 	} else {
 		ip[0] = 0x45;
-		p16(ip + 2, (uint16_t)(20 + l4len));
-		p16(ip + 4, 1000);   /* ID */
-		p16(ip + 6, 0x4000); /* DF */
+		ref_put16(ip + 2, (uint16_t)(20 + l4len));
+		ref_put16(ip + 4, 1000);   /* ID */
+		ref_put16(ip + 6, 0x4000); /* DF */
 		ip[8] = 64;
 		ip[9] = l4 == TCP ? 6 : 17;
 		memcpy(ip + 12, "\x0a\x00\x00\x01\x0a\x00\x00\x02", 8);
 		l4off = l3 + 20;
 	}
 	uint8_t *t = e + l4off;
-	p16(t, 5001);
-	p16(t + 2, 6001);
+	ref_put16(t, 5001);
+	ref_put16(t + 2, 6001);
 	uint32_t hdr;
 	if (l4 == TCP) {
 		t[4] = 0x12; t[5] = 0x34; t[6] = 0x56; t[7] = 0x78;   /* seq */
 		t[12] = 5 << 4;
 		t[13] = tcp_flags;
-		p16(t + 14, 65535);
+		ref_put16(t + 14, 65535);
 		hdr = l4off + 20;
 	} else {
-		p16(t + 4, (uint16_t)l4len);
+		ref_put16(t + 4, (uint16_t)l4len);
 		hdr = l4off + 8;
 	}
 	for (uint32_t i = 0; i < payload; i++)
@@ -139,19 +121,19 @@ static void check_seg(const struct seg *s, bool v6, enum l4 l4, bool vlan, unsig
 	const uint8_t *ip = e + l3, *t = e + l4off;
 	uint32_t ps;
 	if (v6) {
-		cr_assert_eq(g16(ip + 4), l4hdr + plen);
-		ps = sum16(0, ip + 8, 32);
+		cr_assert_eq(ref_get16(ip + 4), l4hdr + plen);
+		ps = ref_csum_add(0, ip + 8, 32);
 	} else {
-		cr_assert_eq(g16(ip + 2), 20 + l4hdr + plen, "segment %u IP length", i);
-		cr_assert_eq(g16(ip + 4), 1000 + i, "segment %u IP ID", i);
-		cr_assert_eq(fold(sum16(0, ip, 20)), 0xffff, "segment %u IP header checksum", i);
-		ps = sum16(0, ip + 12, 8);
+		cr_assert_eq(ref_get16(ip + 2), 20 + l4hdr + plen, "segment %u IP length", i);
+		cr_assert_eq(ref_get16(ip + 4), 1000 + i, "segment %u IP ID", i);
+		cr_assert_eq(ref_csum_fold(ref_csum_add(0, ip, 20)), 0xffff, "segment %u IP header checksum", i);
+		ps = ref_csum_add(0, ip + 12, 8);
 	}
 	ps += (l4 == TCP ? 6u : 17u) + l4hdr + plen;
-	cr_assert_eq(fold(sum16(ps, t, l4hdr + plen)), 0xffff, "segment %u %s checksum", i,
+	cr_assert_eq(ref_csum_fold(ref_csum_add(ps, t, l4hdr + plen)), 0xffff, "segment %u %s checksum", i,
 		     l4 == TCP ? "TCP" : "UDP");
 	if (l4 == TCP) {
-		cr_assert_eq(g32(t + 4), 0x12345678u + off, "segment %u sequence number", i);
+		cr_assert_eq(ref_get32(t + 4), 0x12345678u + off, "segment %u sequence number", i);
 		uint8_t want = tcp_flags;
 		if (i + 1 < n)
 			want &= (uint8_t)~0x09;   /* FIN, PSH only on the last */
@@ -159,7 +141,7 @@ static void check_seg(const struct seg *s, bool v6, enum l4 l4, bool vlan, unsig
 			want &= (uint8_t)~0x80;   /* CWR only on the first */
 		cr_assert_eq(t[13], want, "segment %u TCP flags 0x%x, want 0x%x", i, t[13], want);
 	} else {
-		cr_assert_eq(g16(t + 4), 8 + plen, "segment %u UDP length", i);
+		cr_assert_eq(ref_get16(t + 4), 8 + plen, "segment %u UDP length", i);
 	}
 	for (uint32_t k = 0; k < plen; k++)
 		cr_assert_eq(e[l4off + l4hdr + k], (uint8_t)((off + k) * 7 + 3), "segment %u byte %u", i, k);
@@ -255,17 +237,17 @@ Test(gso, malformed_or_unsupported_frames_are_refused)
 	cr_assert_eq(gso_segment(f, len, 0, scratch, 70000, must_not_emit, NULL), -EINVAL,
 		     "TCPV6 over IPv4");
 	h->gso_type = VIRTIO_NET_HDR_GSO_TCPV4;
-	p16(e + 14 + 2, 60000);   /* IP length beyond the frame */
+	ref_put16(e + 14 + 2, 60000);   /* IP length beyond the frame */
 	cr_assert_eq(gso_segment(f, len, 0, scratch, 70000, must_not_emit, NULL), -EINVAL, "IP length");
-	p16(e + 14 + 2, (uint16_t)(len - 12 - 14));
-	p16(e + 14 + 6, 0x2000);   /* more fragments */
+	ref_put16(e + 14 + 2, (uint16_t)(len - 12 - 14));
+	ref_put16(e + 14 + 6, 0x2000);   /* more fragments */
 	cr_assert_eq(gso_segment(f, len, 0, scratch, 70000, must_not_emit, NULL), -EINVAL, "fragment");
-	p16(e + 14 + 6, 0x4000);
+	ref_put16(e + 14 + 6, 0x4000);
 	e[14 + 20 + 12] = 2 << 4;  /* TCP header of 8 bytes */
 	cr_assert_eq(gso_segment(f, len, 0, scratch, 70000, must_not_emit, NULL), -EINVAL, "TCP doff");
 	e[14 + 20 + 12] = 5 << 4;
 	cr_assert_eq(gso_segment(f, len, 0, scratch, 100, must_not_emit, NULL), -EINVAL, "scratch too small");
-	p16(e + 12, 0x0806);       /* ARP */
+	ref_put16(e + 12, 0x0806);       /* ARP */
 	cr_assert_eq(gso_segment(f, len, 0, scratch, 70000, must_not_emit, NULL), -EINVAL, "not IP");
 
 	len = build(f, true, TCP, false, 3000, 1000, 0x10);
