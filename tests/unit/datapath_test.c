@@ -354,6 +354,45 @@ Test(datapath, rx_prepare_with_mrg_uses_what_it_has_when_nothing_else_will_free_
 	env_free(e);
 }
 
+/* A short read would drop a GSO frame whole: for a guest with TSO the data
+ * path waits for the guest to post the rest instead. */
+Test(datapath, rx_prepare_for_a_tso_guest_waits_until_the_largest_frame_fits)
+{
+	struct env *e = env_new(true, 4000);
+	e->qp.guest_gso = e->qp.guest_tso4 = true;
+	offer_rx(e, 1, 1000);
+	offer_rx(e, 2, 1000);
+	e->rx.late[e->rx.nr_late++] = make_chain(e, 3, 0, 1, 1000);
+	struct dp_read r;
+	/* The two chains go back to the pool, kicks on, nothing to read yet;
+	 * the late chain the guest posts meanwhile is not enough either. */
+	cr_assert_eq(dp_rx_prepare(e->q, &r), 0);
+	cr_assert(e->rx.kicks_enabled);
+	cr_assert_eq(e->qp.stats.rx_no_buffer, 1);
+	cr_assert_eq(e->q->rx_nr_free, 3, "the chains wait in the pool");
+	/* The guest posts a fourth: 4000 bytes, a read. */
+	offer_rx(e, 4, 1000);
+	cr_assert_eq(dp_rx_prepare(e->q, &r), 1);
+	cr_assert_eq(r.nr_chains, 4);
+	cr_assert_eq(r.capacity, 4000);
+	env_free(e);
+}
+
+/* A TSO guest whose whole ring is smaller than the largest frame is read
+ * short once every slot is in the read, rather than never. */
+Test(datapath, rx_prepare_for_a_tso_guest_with_a_small_ring_reads_the_whole_ring)
+{
+	struct env *e = env_new(true, 70000);
+	e->qp.guest_gso = e->qp.guest_tso4 = true;
+	for (uint16_t h = 0; h < RING_SIZE; h++)
+		offer_rx(e, h, 1000);
+	struct dp_read r;
+	cr_assert_eq(dp_rx_prepare(e->q, &r), 1);
+	cr_assert_eq(r.nr_chains, RING_SIZE);
+	cr_assert_eq(r.capacity, RING_SIZE * 1000);
+	env_free(e);
+}
+
 Test(datapath, rx_prepare_with_mrg_waits_for_more_when_a_read_is_in_flight)
 {
 	struct env *e = env_new(true, 2000);
@@ -1209,8 +1248,11 @@ Test(datapath, rx_gso_frame_for_a_guest_without_tso_is_dropped)
 	cr_assert_eq(e->qp.stats.rx_frames, 0);
 	cr_assert_eq(e->qp.stats.rx_dropped, 1);
 
-	/* The same frame to a guest with TSO4 goes through. */
+	/* The same frame to a guest with TSO4 goes through (once it has
+	 * posted enough for the largest frame: 1 + 17 chains of 4000). */
 	e->qp.guest_tso4 = e->qp.guest_gso = e->qp.guest_csum = true;
+	for (uint16_t head = 2; head < 19; head++)
+		offer_rx(e, head, 4000);
 	cr_assert_eq(dp_rx_prepare(e->q, &r), 1);
 	deliver_bytes(&r, f, n);
 	dp_rx_complete(e->q, &r, (ssize_t)n);
