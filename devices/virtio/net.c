@@ -386,7 +386,7 @@ static int vnet_activate_locked(struct virtio_net *n, uint64_t features, struct 
 	rc = n->backend->ops->set_offload(n->backend, tap_offloads_from_features(features), err);
 	if (rc)
 		return rc;
-	n->features = features;
+	n->features = n->guest_offloads = features;
 	n->usable_pairs = pairs;
 	for (unsigned p = 0; p < pairs; p++)
 		vnet_setup_pair(n, p, features);
@@ -432,7 +432,7 @@ static void vnet_reset(void *dev)
 	vnet_stop_workers(n);
 	vnet_free_datapaths(n);
 	n->activated = false;
-	n->features = 0;
+	n->features = n->guest_offloads = 0;
 	/* The reset before the device is destroyed: the backend is closed
 	 * next, so there is nothing to steer (and an xdp backend would open
 	 * drain sockets on the main thread, whose seccomp list has no socket). */

@@ -43,6 +43,9 @@ struct virtio_net {
 	pthread_mutex_t lock;              /* activation, pairs, offloads */
 	struct log_limit log_limit;        /* every line a guest can cause */
 	uint64_t features;                 /* acked, valid while activated */
+	/* The GUEST_* offloads in force: the acked ones at DRIVER_OK, then what
+	 * GUEST_OFFLOADS_SET asked for. A reopened backend gets these. */
+	uint64_t guest_offloads;
 	bool activated;
 	bool destroying;          /* virtio_net_destroy: the last reset steers nothing */
 	unsigned nr_pairs;                 /* = cfg.queues */

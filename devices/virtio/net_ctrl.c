@@ -184,8 +184,10 @@ static uint8_t ctrl_offloads(struct virtio_net *n, uint8_t cmd, const uint8_t *d
 	/* Only offloads that are GUEST_* bits and were negotiated. */
 	if (!(want & ~(n->features & guest_bits))) {
 		struct vmm_err e = { 0 };
-		if (n->backend->ops->set_offload(n->backend, tap_offloads_from_features(want), &e) == 0)
+		if (n->backend->ops->set_offload(n->backend, tap_offloads_from_features(want), &e) == 0) {
+			n->guest_offloads = want;
 			ack = VIRTIO_NET_OK;
+		}
 	}
 	pthread_mutex_unlock(&n->lock);
 	return ack;

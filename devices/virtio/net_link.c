@@ -61,7 +61,7 @@ static int vnet_link_reopen_locked(struct virtio_net *n, struct vmm_err *err)
 		vnet_stop_workers(n);
 	int rc = n->backend->ops->reopen(n->backend, err);
 	if (rc == 0 && running)
-		rc = n->backend->ops->set_offload(n->backend, tap_offloads_from_features(n->features), err);
+		rc = n->backend->ops->set_offload(n->backend, tap_offloads_from_features(n->guest_offloads), err);
 	for (unsigned p = 0; p < n->nr_pairs && rc == 0; p++) {
 		struct vmm_err e = { 0 };
 		if (n->backend->ops->set_queue_active(n->backend, p, p < n->active_pairs, &e) < 0)

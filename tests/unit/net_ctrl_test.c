@@ -214,6 +214,21 @@ Test(net_ctrl, guest_offloads_must_have_been_negotiated)
 	free_net(n);
 }
 
+/* A guest that turned TSO off (Linux does for XDP) keeps it off when the
+ * backend is reopened after its interface came back (net_link.c). */
+Test(net_ctrl, guest_offloads_set_is_kept_for_a_reopened_backend)
+{
+	uint64_t acked = F(VIRTIO_NET_F_GUEST_CSUM) | F(VIRTIO_NET_F_GUEST_TSO4);
+	struct virtio_net *n = make_net(1, acked);
+	n->guest_offloads = acked;   /* as DRIVER_OK leaves it */
+	uint8_t csum[2 + 8] = { VIRTIO_NET_CTRL_GUEST_OFFLOADS, VIRTIO_NET_CTRL_GUEST_OFFLOADS_SET,
+				1u << VIRTIO_NET_F_GUEST_CSUM };
+	cr_assert_eq(handle(n, csum, sizeof(csum)), VIRTIO_NET_OK);
+	cr_assert_eq(n->guest_offloads, F(VIRTIO_NET_F_GUEST_CSUM));
+	cr_assert_eq(n->features, acked, "the negotiated features do not change");
+	free_net(n);
+}
+
 Test(net_ctrl, a_chain_without_a_writable_byte_is_served_and_pushed_with_length_0)
 {
 	struct virtio_net *n = make_net(1, 0);
