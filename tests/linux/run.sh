@@ -367,13 +367,19 @@ first_failure() {
 failure_kind() {
 	local t
 	t=$(tr -d '\r' < "$1")
-	if echo "$t" | grep -q 'guest triple fault'; then echo "inner triple fault"
+	# Before minivmm ran, every lockup or wedge is the outer guest's own
+	# (kvm-hold's KVM_CREATE_VM, docs/linux-guests.md).
+	if ! echo "$t" | grep -q 'OUTER: run:'; then
+		if ! echo "$t" | grep -q 'OUTER: init'; then echo "outer guest did not boot"
+		elif echo "$t" | grep -q 'outer guest wedged'; then echo "outer guest wedged before the case began"
+		else echo "outer guest died before the case began"
+		fi
+	elif echo "$t" | grep -q 'guest triple fault'; then echo "inner triple fault"
 	elif echo "$t" | grep -q 'PANIC: double fault\|double fault:'; then echo "inner double fault"
 	elif echo "$t" | grep -q 'Kernel panic'; then echo "inner panic"
 	elif echo "$t" | grep -qE 'soft lockup|rcu.*stall'; then echo "inner stall"
 	elif echo "$t" | grep -q 'minivmm: guest crashed'; then echo "inner crash"
 	elif echo "$t" | grep -q 'outer guest wedged'; then echo "outer guest wedged"
-	elif ! echo "$t" | grep -q 'OUTER: init'; then echo "outer guest did not boot"
 	elif ! echo "$t" | grep -q 'OUTER: minivmm exit='; then echo "outer guest died"
 	elif echo "$t" | grep -q 'OUTER: minivmm exit=.*timeout'; then echo "inner hang"
 	else echo "no result"
