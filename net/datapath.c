@@ -319,7 +319,8 @@ static bool dp_read_peek(const struct dp_read *r, size_t off, uint8_t *out, size
 }
 
 /* Why a frame bigger than the guest's buffers came: for a guest with TSO,
- * its whole ring holds less than the largest frame (dp_rx_read_short_for_gso);
+ * its whole ring, or the most chains a read takes, held less than the
+ * largest frame (dp_rx_read_short_for_gso);
  * a GSO frame for a guest without TSO can only come from a packet socket
  * read with rx=recv (the ring path cuts those; a tap sends GSO frames only
  * to a guest with TSO). */
@@ -329,8 +330,8 @@ static void dp_rx_explain_oversized(struct dp_queue *q, const struct dp_read *r,
 	bool gso = dp_read_peek(r, offsetof(struct virtio_net_hdr_v1, gso_type), &gso_type, 1) &&
 		   gso_type != VIRTIO_NET_HDR_GSO_NONE;
 	if (gso && q->qp->guest_gso)
-		dp_log(q, "%u-byte GSO frame dropped: the guest's whole RX ring held %u bytes of buffers",
-		       n, r->capacity);
+		dp_log(q, "%u-byte GSO frame dropped: it had %u bytes of buffers (the guest's whole RX ring, "
+		       "or as many chains as one read takes)", n, r->capacity);
 	else if (gso)
 		dp_log(q, "%u-byte GSO frame for a guest without TSO dropped: reads straight into guest "
 		       "buffers cannot cut it (packet backend: use rx=ring)", n);
