@@ -377,6 +377,11 @@ failure_kind() {
 	elif echo "$t" | grep -q 'guest triple fault'; then echo "inner triple fault"
 	elif echo "$t" | grep -q 'PANIC: double fault\|double fault:'; then echo "inner double fault"
 	elif echo "$t" | grep -q 'Kernel panic'; then echo "inner panic"
+	# A lockup in one of minivmm's own threads is the outer kernel's: the
+	# outer CPU never came back from KVM_RUN (the int3 loops in
+	# docs/linux-guests.md), not a stall inside the inner guest.
+	elif echo "$t" | grep -qE 'soft lockup - CPU#[0-9]+ stuck for [0-9]+s! \[(vcpu[0-9]+|minivmm|net[0-9]+-w[0-9]+):'; then
+		echo "outer guest wedged in minivmm's KVM_RUN"
 	elif echo "$t" | grep -qE 'soft lockup|rcu.*stall'; then echo "inner stall"
 	elif echo "$t" | grep -q 'minivmm: guest crashed'; then echo "inner crash"
 	elif echo "$t" | grep -q 'outer guest wedged'; then echo "outer guest wedged"
