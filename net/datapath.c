@@ -194,7 +194,7 @@ static bool dp_read_add_chain(struct dp_read *r, struct guest_chain *c, uint16_t
  * in the read (DP_TAKE_NO_SLOT). */
 static bool dp_rx_read_short_for_gso(const struct dp_queue *q, const struct dp_read *r, uint32_t want)
 {
-	return q->qp->guest_gso && r->capacity < want;
+	return (net_qp_rx_offloads(q->qp) & NET_RX_GSO) && r->capacity < want;
 }
 
 /* With no buffers, ask for a kick; if buffers raced in, keep going. */
@@ -329,7 +329,7 @@ static void dp_rx_explain_oversized(struct dp_queue *q, const struct dp_read *r,
 	uint8_t gso_type = 0;
 	bool gso = dp_read_peek(r, offsetof(struct virtio_net_hdr_v1, gso_type), &gso_type, 1) &&
 		   gso_type != VIRTIO_NET_HDR_GSO_NONE;
-	if (gso && q->qp->guest_gso)
+	if (gso && (net_qp_rx_offloads(q->qp) & NET_RX_GSO))
 		dp_log(q, "%u-byte GSO frame dropped: it had %u bytes of buffers (the guest's whole RX ring, "
 		       "or as many chains as one read takes)", n, r->capacity);
 	else if (gso)
@@ -360,6 +360,14 @@ static void dp_read_poke(struct dp_read *r, size_t off, uint8_t v)
 	}
 }
 
+/* Whether a frame of this GSO type (NONE included) may go to the guest as
+ * it is, with these NET_RX_* offloads. */
+static bool dp_guest_takes_gso(unsigned offloads, uint8_t gso_type)
+{
+	return gso_guest_takes(gso_type, offloads & NET_RX_TSO4, offloads & NET_RX_TSO6,
+			       offloads & NET_RX_ECN);
+}
+
 /* What the guest negotiated bounds what a frame may carry (virtio 1.2,
  * 5.1.6.4.1): no NEEDS_CSUM without GUEST_CSUM, no GSO type it did not
  * take. A backend can still hand such a frame over: a tap's queue keeps
@@ -373,15 +381,15 @@ static bool dp_rx_fit_offloads(struct dp_queue *q, struct dp_read *r, uint32_t n
 	struct virtio_net_hdr_v1 h;
 	if (!dp_read_peek(r, 0, (uint8_t *)&h, offsetof(struct virtio_net_hdr_v1, num_buffers)))
 		return true;
-	if (h.gso_type != VIRTIO_NET_HDR_GSO_NONE &&
-	    !gso_guest_takes(h.gso_type, qp->guest_tso4, qp->guest_tso6, qp->guest_ecn)) {
+	unsigned offloads = net_qp_rx_offloads(qp);
+	if (h.gso_type != VIRTIO_NET_HDR_GSO_NONE && !dp_guest_takes_gso(offloads, h.gso_type)) {
 		NET_STAT_ADD(q->qp, rx_dropped, 1);
 		dp_log(q, "%u-byte GSO frame (type %u) for a guest that did not negotiate it dropped "
 		       "(queued before the offloads changed, or a packet socket read with rx=recv)",
 		       n - qp->vnet_hdr_len, h.gso_type);
 		return false;
 	}
-	if (!(h.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) || qp->guest_csum)
+	if (!(h.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) || (offloads & NET_RX_CSUM))
 		return true;
 	if (!csum_finish_iov(r->iov, r->nr_iov, qp->vnet_hdr_len, n - qp->vnet_hdr_len,
 			     h.csum_start, h.csum_offset)) {
@@ -513,7 +521,7 @@ int dp_rx_deliver_frame(struct dp_queue *q, const uint8_t *frame, uint32_t len, 
 	struct virtio_net_hdr_v1 h = { .gso_type = VIRTIO_NET_HDR_GSO_NONE };
 	if (len >= sizeof(h))
 		memcpy(&h, frame, sizeof(h));
-	if (gso_guest_takes(h.gso_type, qp->guest_tso4, qp->guest_tso6, qp->guest_ecn))
+	if (dp_guest_takes_gso(net_qp_rx_offloads(qp), h.gso_type))
 		return dp_rx_deliver(q, frame, len);
 	if (!q->gso_scratch)
 		q->gso_scratch = malloc(DP_GSO_SCRATCH);

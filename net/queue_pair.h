@@ -67,6 +67,18 @@ struct net_queue_stats {
 	uint64_t backend_drops;    /* counted by the backend (packet socket) */
 };
 
+/* What an RX frame may carry for the guest (GUEST_CSUM, GUEST_TSO4/6,
+ * GUEST_ECN). Negotiated at DRIVER_OK, then changed by the guest's
+ * GUEST_OFFLOADS_SET while the workers run: one word, so a worker never
+ * sees half a change. */
+enum {
+	NET_RX_CSUM = 1u << 0,     /* NEEDS_CSUM frames */
+	NET_RX_TSO4 = 1u << 1,
+	NET_RX_TSO6 = 1u << 2,
+	NET_RX_ECN  = 1u << 3,
+	NET_RX_GSO  = NET_RX_TSO4 | NET_RX_TSO6,
+};
+
 struct net_queue_pair {
 	unsigned index;
 	struct net_ring rx, tx;
@@ -75,9 +87,7 @@ struct net_queue_pair {
 	uint32_t vnet_hdr_len;     /* 12: struct virtio_net_hdr_v1, both directions */
 	uint32_t rx_frame_max;     /* header + largest frame the backend may deliver */
 	bool mrg_rxbuf;            /* a frame may span several RX chains */
-	bool guest_csum;           /* the guest takes NEEDS_CSUM frames (GUEST_CSUM) */
-	bool guest_gso;            /* the guest takes GSO frames (GUEST_TSO*) */
-	bool guest_tso4, guest_tso6, guest_ecn;   /* which ones (GUEST_TSO4/6, GUEST_ECN) */
+	unsigned rx_offloads;      /* NET_RX_* the guest takes; atomic (net_qp_rx_offloads) */
 	struct dp_queue *dp;       /* data-path state, kept across worker restarts */
 	uint16_t rx_ring_size;     /* chains the guest can post at most */
 	bool active;               /* carries traffic (VQ_PAIRS_SET); atomic */
@@ -87,6 +97,16 @@ struct net_queue_pair {
 /* Bump a counter owned by the calling worker. */
 #define NET_STAT_ADD(qp, field, n) \
 	__atomic_store_n(&(qp)->stats.field, (qp)->stats.field + (n), __ATOMIC_RELAXED)
+
+static inline unsigned net_qp_rx_offloads(const struct net_queue_pair *qp)
+{
+	return __atomic_load_n(&qp->rx_offloads, __ATOMIC_RELAXED);
+}
+
+static inline void net_qp_set_rx_offloads(struct net_queue_pair *qp, unsigned offloads)
+{
+	__atomic_store_n(&qp->rx_offloads, offloads, __ATOMIC_RELAXED);
+}
 
 static inline bool net_qp_active(const struct net_queue_pair *qp)
 {

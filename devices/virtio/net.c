@@ -174,6 +174,21 @@ static int vnet_setup_queue(struct virtio_net *n, unsigned q, uint64_t features,
 	return 0;
 }
 
+/* The NET_RX_* bits for these GUEST_* features. */
+static unsigned vnet_rx_offloads(uint64_t features)
+{
+	return (features & F(VIRTIO_NET_F_GUEST_CSUM) ? NET_RX_CSUM : 0) |
+	       (features & F(VIRTIO_NET_F_GUEST_TSO4) ? NET_RX_TSO4 : 0) |
+	       (features & F(VIRTIO_NET_F_GUEST_TSO6) ? NET_RX_TSO6 : 0) |
+	       (features & F(VIRTIO_NET_F_GUEST_ECN) ? NET_RX_ECN : 0);
+}
+
+void vnet_publish_rx_offloads(struct virtio_net *n, uint64_t features)
+{
+	for (unsigned p = 0; p < n->nr_pairs; p++)
+		net_qp_set_rx_offloads(&n->qp[p], vnet_rx_offloads(features));
+}
+
 static void vnet_setup_pair(struct virtio_net *n, unsigned p, uint64_t features)
 {
 	struct net_queue_pair *qp = &n->qp[p];
@@ -190,11 +205,7 @@ static void vnet_setup_pair(struct virtio_net *n, unsigned p, uint64_t features)
 	qp->vnet_hdr_len = sizeof(struct virtio_net_hdr_v1);
 	qp->rx_frame_max = vnet_rx_frame_max(n, features);
 	qp->mrg_rxbuf = features & F(VIRTIO_NET_F_MRG_RXBUF);
-	qp->guest_csum = features & F(VIRTIO_NET_F_GUEST_CSUM);
-	qp->guest_gso = features & (F(VIRTIO_NET_F_GUEST_TSO4) | F(VIRTIO_NET_F_GUEST_TSO6));
-	qp->guest_tso4 = features & F(VIRTIO_NET_F_GUEST_TSO4);
-	qp->guest_tso6 = features & F(VIRTIO_NET_F_GUEST_TSO6);
-	qp->guest_ecn = features & F(VIRTIO_NET_F_GUEST_ECN);
+	qp->rx_offloads = vnet_rx_offloads(features);
 	qp->rx_ring_size = n->vq[vnet_rx_queue(p)].size;
 	qp->active = false;
 }

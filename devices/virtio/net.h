@@ -109,6 +109,10 @@ void virtio_net_stats(struct virtio_net *n, struct minivmm_net_stats *d,
  * rate limit (net.c; any thread). */
 void vnet_say(struct virtio_net *n, const char *line);
 
+/* The RX offloads in these GUEST_* feature bits, to every pair's workers
+ * (GUEST_OFFLOADS_SET, with n->lock held). */
+void vnet_publish_rx_offloads(struct virtio_net *n, uint64_t features);
+
 /* The control-queue thread (net_ctrl.c). */
 int vnet_ctrl_start(struct virtio_net *n, struct vmm_err *err);
 void vnet_ctrl_stop(struct virtio_net *n);

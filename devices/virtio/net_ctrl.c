@@ -183,11 +183,17 @@ static uint8_t ctrl_offloads(struct virtio_net *n, uint8_t cmd, const uint8_t *d
 	uint8_t ack = VIRTIO_NET_ERR;
 	/* Only offloads that are GUEST_* bits and were negotiated. */
 	if (!(want & ~(n->features & guest_bits))) {
+		/* The workers narrow to what both settings allow before the
+		 * backend changes, so a frame it queued under the old ones is
+		 * cut or finished in the VMM, never passed on; they widen only
+		 * once the backend has changed. */
+		vnet_publish_rx_offloads(n, n->guest_offloads & want);
 		struct vmm_err e = { 0 };
 		if (n->backend->ops->set_offload(n->backend, tap_offloads_from_features(want), &e) == 0) {
 			n->guest_offloads = want;
 			ack = VIRTIO_NET_OK;
 		}
+		vnet_publish_rx_offloads(n, n->guest_offloads);
 	}
 	pthread_mutex_unlock(&n->lock);
 	return ack;

@@ -371,9 +371,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const uint32_t frame_max[4] = { HDR + 14 + 4 + 1500, FRAME_MAX, HDR + 64, HDR + 1 };
 	s.qp.rx_frame_max = frame_max[(mode >> 4) & 3];
 	/* What the guest takes of GSO frames (GUEST_TSO4 / TSO6 and ECN). */
-	s.qp.guest_tso4 = mode & 0x40;
-	s.qp.guest_tso6 = s.qp.guest_ecn = mode & 0x80;
-	s.qp.guest_gso = s.qp.guest_tso4 || s.qp.guest_tso6;
+	s.qp.rx_offloads = (mode & 0x40 ? NET_RX_TSO4 : 0) | (mode & 0x80 ? NET_RX_TSO6 | NET_RX_ECN : 0);
 	s.qp.rx = (struct net_ring){ .ring = &s.rx.q, .kick_fd = -1 };
 	s.dp = dp_queue_create(&s.qp);
 	FUZZ_CHECK(s.dp, "dp_queue_create");

@@ -359,7 +359,7 @@ Test(datapath, rx_prepare_with_mrg_uses_what_it_has_when_nothing_else_will_free_
 Test(datapath, rx_prepare_for_a_tso_guest_waits_until_the_largest_frame_fits)
 {
 	struct env *e = env_new(true, 4000);
-	e->qp.guest_gso = e->qp.guest_tso4 = true;
+	e->qp.rx_offloads = NET_RX_TSO4;
 	offer_rx(e, 1, 1000);
 	offer_rx(e, 2, 1000);
 	e->rx.late[e->rx.nr_late++] = make_chain(e, 3, 0, 1, 1000);
@@ -383,7 +383,7 @@ Test(datapath, rx_prepare_for_a_tso_guest_waits_until_the_largest_frame_fits)
 Test(datapath, rx_prepare_for_a_tso_guest_with_a_small_ring_reads_the_whole_ring)
 {
 	struct env *e = env_new(true, 70000);
-	e->qp.guest_gso = e->qp.guest_tso4 = true;
+	e->qp.rx_offloads = NET_RX_TSO4;
 	for (uint16_t h = 0; h < RING_SIZE; h++)
 		offer_rx(e, h, 1000);
 	struct dp_read r;
@@ -1201,7 +1201,7 @@ Test(datapath, rx_needs_csum_frame_is_finished_for_a_guest_without_guest_csum)
 Test(datapath, rx_needs_csum_frame_is_left_alone_for_a_guest_with_guest_csum)
 {
 	struct env *e = env_new(true, 2000);
-	e->qp.guest_csum = true;
+	e->qp.rx_offloads = NET_RX_CSUM;
 	offer_rx(e, 1, 1000);
 	uint8_t f[256], got[256];
 	size_t n = needs_csum_frame(f, 41);
@@ -1250,7 +1250,7 @@ Test(datapath, rx_gso_frame_for_a_guest_without_tso_is_dropped)
 
 	/* The same frame to a guest with TSO4 goes through (once it has
 	 * posted enough for the largest frame: 1 + 17 chains of 4000). */
-	e->qp.guest_tso4 = e->qp.guest_gso = e->qp.guest_csum = true;
+	e->qp.rx_offloads = NET_RX_TSO4 | NET_RX_CSUM;
 	for (uint16_t head = 2; head < 19; head++)
 		offer_rx(e, head, 4000);
 	cr_assert_eq(dp_rx_prepare(e->q, &r), 1);

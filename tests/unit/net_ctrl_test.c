@@ -229,6 +229,44 @@ Test(net_ctrl, guest_offloads_set_is_kept_for_a_reopened_backend)
 	free_net(n);
 }
 
+/* The workers read what RX frames may carry from each pair's word: a guest
+ * that turned TSO off gets no GSO frame the tap queued before it did. */
+static unsigned rx_offloads_seen_by_backend;
+static struct virtio_net *net_under_test;
+
+static int fb_set_offload_seeing_pair0(struct net_backend *b, unsigned offloads, struct vmm_err *err)
+{
+	rx_offloads_seen_by_backend = net_qp_rx_offloads(&net_under_test->qp[0]);
+	return fb_set_offload(b, offloads, err);
+}
+
+Test(net_ctrl, guest_offloads_set_reaches_every_pair_narrowed_before_the_backend_changes)
+{
+	uint64_t acked = F(VIRTIO_NET_F_GUEST_CSUM) | F(VIRTIO_NET_F_GUEST_TSO4) | F(VIRTIO_NET_F_GUEST_TSO6);
+	struct virtio_net *n = make_net(2, acked);
+	n->guest_offloads = acked;
+	vnet_publish_rx_offloads(n, acked);
+	const struct net_backend_ops ops = { .kind = "fake", .set_offload = fb_set_offload_seeing_pair0 };
+	n->backend->ops = &ops;
+	net_under_test = n;
+	uint8_t tso6[2 + 8] = { VIRTIO_NET_CTRL_GUEST_OFFLOADS, VIRTIO_NET_CTRL_GUEST_OFFLOADS_SET,
+				1u << VIRTIO_NET_F_GUEST_CSUM, 1u << (VIRTIO_NET_F_GUEST_TSO6 - 8) };
+	cr_assert_eq(handle(n, tso6, sizeof(tso6)), VIRTIO_NET_OK);
+	cr_assert_eq(rx_offloads_seen_by_backend, NET_RX_CSUM | NET_RX_TSO6,
+		     "TSO4 is off for the workers before the backend is asked");
+	for (unsigned p = 0; p < 2; p++)
+		cr_assert_eq(net_qp_rx_offloads(&n->qp[p]), NET_RX_CSUM | NET_RX_TSO6, "pair %u", p);
+	uint8_t all[2 + 8] = { VIRTIO_NET_CTRL_GUEST_OFFLOADS, VIRTIO_NET_CTRL_GUEST_OFFLOADS_SET,
+			       (1u << VIRTIO_NET_F_GUEST_CSUM) | (1u << VIRTIO_NET_F_GUEST_TSO4),
+			       1u << (VIRTIO_NET_F_GUEST_TSO6 - 8) };
+	cr_assert_eq(handle(n, all, sizeof(all)), VIRTIO_NET_OK);
+	cr_assert_eq(rx_offloads_seen_by_backend, NET_RX_CSUM | NET_RX_TSO6,
+		     "TSO4 comes back only once the backend gives it");
+	cr_assert_eq(net_qp_rx_offloads(&n->qp[1]), NET_RX_CSUM | NET_RX_TSO4 | NET_RX_TSO6);
+	n->backend->ops = &fake_backend_ops;
+	free_net(n);
+}
+
 Test(net_ctrl, a_chain_without_a_writable_byte_is_served_and_pushed_with_length_0)
 {
 	struct virtio_net *n = make_net(1, 0);
