@@ -327,7 +327,7 @@ if [ "$mode" = direct ]; then
 fi
 
 # --- nested: QEMU TCG outer guest with SVM, minivmm inside ---
-command -v qemu-system-x86_64 >/dev/null || fail_all "qemu-system-x86_64 not installed (scripts/install-deps.sh linux)" "-"
+li_outer_qemu || fail_all "$oqemu_err" "-"
 li_outer_kernel || fail_all "$okernel_err" "-"
 outer=$work/outer-initramfs.cpio
 if ! "$repo/tests/linux/build-outer.sh" $(for v in $kvariants; do echo "--inner-variant $v"; done) \
@@ -336,7 +336,7 @@ if ! "$repo/tests/linux/build-outer.sh" $(for v in $kvariants; do echo "--inner-
 	cat "$logs/outer-build.log" | sed 's/^/#   /'
 	fail_all "outer initramfs build failed" "$logs/outer-build.log"
 fi
-echo "# outer guest: $okernel, $(du -m "$outer" | cut -f1) MiB initramfs"
+echo "# outer guest: $okernel, $(du -m "$outer" | cut -f1) MiB initramfs, emulated by $("${oqemu[@]}" --version | head -n 1)"
 
 run_nested_case() {
 	local c=$1 log=$2 t0
@@ -377,11 +377,13 @@ failure_kind() {
 	elif echo "$t" | grep -q 'guest triple fault'; then echo "inner triple fault"
 	elif echo "$t" | grep -q 'PANIC: double fault\|double fault:'; then echo "inner double fault"
 	elif echo "$t" | grep -q 'Kernel panic'; then echo "inner panic"
-	# A lockup in one of minivmm's own threads is the outer kernel's: the
-	# outer CPU never came back from KVM_RUN (the int3 loops in
-	# docs/linux-guests.md), not a stall inside the inner guest.
-	elif echo "$t" | grep -qE 'soft lockup - CPU#[0-9]+ stuck for [0-9]+s! \[(vcpu[0-9]+|minivmm|net[0-9]+-w[0-9]+):'; then
+	# A lockup in one of minivmm's own threads is the outer kernel's (the
+	# int3 loops in docs/linux-guests.md), not a stall inside the inner
+	# guest: in a vCPU thread the outer CPU never came back from KVM_RUN.
+	elif echo "$t" | grep -qE 'soft lockup - CPU#[0-9]+ stuck for [0-9]+s! \[vcpu[0-9]+:'; then
 		echo "outer guest wedged in minivmm's KVM_RUN"
+	elif echo "$t" | grep -qE 'soft lockup - CPU#[0-9]+ stuck for [0-9]+s! \[(minivmm|net[0-9]+-w[0-9]+):'; then
+		echo "outer guest wedged in a minivmm thread"
 	elif echo "$t" | grep -qE 'soft lockup|rcu.*stall'; then echo "inner stall"
 	elif echo "$t" | grep -q 'minivmm: guest crashed'; then echo "inner crash"
 	elif echo "$t" | grep -q 'outer guest wedged'; then echo "outer guest wedged"
