@@ -7,7 +7,9 @@
 #   test   run the integration tests (network namespaces, taps, QEMU peer, dtc,
 #          man for the man-page check, gdb for the backtraces of a hung minivmm,
 #          procps for pgrep)
-#   linux  build the nested Linux test environment (kernels, initramfs)
+#   linux  build the nested Linux test environment (kernels, initramfs), and
+#          the outer guest's emulator: QEMU from bookworm-backports, unpacked
+#          beside the host's QEMU 7.2, not installed (tests/linux/outer-qemu.sh)
 #   bench  run the benchmark (QEMU as the comparison peer, gnuplot, libxdp and
 #          libbpf for bench/rawnet's AF_XDP ceilings)
 #   fuzz   build and run the libFuzzer targets (clang; libclang-rt-14-dev holds
@@ -27,14 +29,14 @@ pkgs_fuzz="clang libclang-rt-14-dev"
 pkgs_linux="qemu-system-x86 qemu-system-data busybox-static linux-image-amd64 linux-source-6.1 \
  flex bison bc libelf-dev libssl-dev lz4 cpio xz-utils kmod iperf3 ethtool iproute2 python3"
 
-want=""
+want="" outer_qemu=0
 [ $# -eq 0 ] && set -- build
 for purpose in "$@"; do
 	case "$purpose" in
 	build) want="$want $pkgs_build" ;;
 	unit)  want="$want $pkgs_build $pkgs_unit" ;;
 	test)  want="$want $pkgs_build $pkgs_test" ;;
-	linux) want="$want $pkgs_build $pkgs_linux" ;;
+	linux) want="$want $pkgs_build $pkgs_linux"; outer_qemu=1 ;;
 	bench) want="$want $pkgs_build $pkgs_test $pkgs_bench" ;;
 	fuzz)  want="$want $pkgs_build $pkgs_fuzz" ;;
 	*) echo "install-deps.sh: unknown purpose '$purpose' (build, unit, test, linux, bench, fuzz)" >&2; exit 2 ;;
@@ -47,14 +49,17 @@ for p in $want; do
 		case " $missing " in *" $p "*) ;; *) missing="$missing $p" ;; esac
 	fi
 done
-[ -z "$missing" ] && exit 0
 
-if [ "$(id -u)" != 0 ]; then
-	echo "install-deps.sh: missing packages:$missing (run as root to install them)" >&2
-	exit 1
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "install-deps.sh: missing packages:$missing (run as root to install them)" >&2
+		exit 1
+	fi
+	echo "install-deps.sh: installing$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	# shellcheck disable=SC2086
+	apt-get install -y -q --no-install-recommends $missing
 fi
-echo "install-deps.sh: installing$missing"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -q
-# shellcheck disable=SC2086
-apt-get install -y -q --no-install-recommends $missing
+# Quick when it is there already (no network).
+[ "$outer_qemu" = 0 ] || "$(dirname "$0")/../tests/linux/outer-qemu.sh" >/dev/null

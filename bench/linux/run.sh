@@ -95,6 +95,9 @@ load0=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "bench/linux: $mode mode, $rounds round(s), ${secs}s windows, load $(cut -d' ' -f1-3 /proc/loadavg), output in $out/" >&2
 
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not installed"
+. "$repo/tests/linux/images.sh"   # li_outer_qemu: the outer guest's emulator, as the tests use it
+li_outer_qemu || die "$oqemu_err"
+echo "bench/linux: outer guest emulated by $("${oqemu[@]}" --version | head -n 1)" >&2
 [ -e /usr/share/qemu/bios-microvm.bin ] || die "/usr/share/qemu/bios-microvm.bin missing (qemu-system-data)"
 
 # --- inner kernel (cached) ---
@@ -175,8 +178,8 @@ run_outer() {
 	local append="console=ttyS0 panic=-1 rdinit=/init quiet bench.rounds=1 bench.rep=$rep bench.queues=$q bench.vmms=$vmms bench.tests=$tests bench.secs=$secs bench.timeout=$limit_boot"
 	[ -z "$vmm_args" ] || append="$append bench.vmm_args=$vmm_args"
 	[ "$mode" != boot ] || append="$append bench.mode=boot bench.boots=$boots bench.consoles=$consoles bench.bootlog=$bootlog${boot_args:+ bench.boot_args=$boot_args}"
-	echo "# qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2048 -M pc -kernel $okernel -initrd $work/outer.cpio -append '$append'" > "$part"
-	timeout -k 5 "$limit" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2048 -M pc \
+	echo "# ${oqemu[*]} -accel tcg -cpu max -smp 2 -m 2048 -M pc -kernel $okernel -initrd $work/outer.cpio -append '$append'" > "$part"
+	timeout -k 5 "$limit" "${oqemu[@]}" -accel tcg -cpu max -smp 2 -m 2048 -M pc \
 		-display none -monitor none -serial stdio -no-reboot \
 		-kernel "$okernel" -initrd "$work/outer.cpio" -append "$append" </dev/null >>"$part" 2>&1 &
 	qpid=$!

@@ -52,6 +52,7 @@ die() { echo "count: $*" >&2; exit 2; }
 
 grep -qwE 'vmx|svm' /proc/cpuinfo && echo "count: note: this host has VMX/SVM; counting still runs nested" >&2
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not installed (scripts/install-deps.sh linux)"
+li_outer_qemu || die "$oqemu_err"
 li_inner_kernel || die "$kdir_err"
 inner_initrd=$work/inner-initramfs.cpio
 li_inner_initrd "$inner_initrd" || die "inner initramfs build failed, see $logs/initramfs-build.log"

@@ -101,6 +101,32 @@ li_outer_kernel() {
 	okver=$kver okernel=/boot/vmlinuz-$kver
 }
 
+# li_outer_qemu: oqemu, the command (an array) that emulates the outer guest,
+# or oqemu_err. By default QEMU from bookworm-backports, unpacked by
+# tests/linux/outer-qemu.sh (why not the host's 7.2: docs/linux-guests.md,
+# "The outer emulator"); $LINUX_TEST_OUTER_QEMU names another
+# qemu-system-x86_64 (the host's own: LINUX_TEST_OUTER_QEMU=qemu-system-x86_64).
+# One unpacked from Debian packages into DIR/usr/bin gets DIR's firmware (-L).
+li_outer_qemu() {
+	local bin=${LINUX_TEST_OUTER_QEMU:-} root
+	oqemu=() oqemu_err=""
+	if [ -z "$bin" ] && ! bin=$("$repo/tests/linux/outer-qemu.sh" --check-only 2>&1); then
+		oqemu_err=$bin
+		return 1
+	fi
+	if ! command -v "$bin" >/dev/null; then
+		oqemu_err="outer emulator $bin not found (LINUX_TEST_OUTER_QEMU)"
+		return 1
+	fi
+	oqemu=("$bin")
+	root=$(cd "$(dirname "$(command -v "$bin")")/../.." && pwd)
+	if [ "$root" != / ] && [ -d "$root/usr/share/qemu" ]; then
+		oqemu+=(-L "$root/usr/share/qemu")
+		[ -d "$root/usr/share/seabios" ] && oqemu+=(-L "$root/usr/share/seabios")
+	fi
+	return 0
+}
+
 # li_outer_kallsyms FILE: the outer kernel's text symbols ("address type
 # name", _text among them) in FILE, unless it is there already. Debian's
 # System.map is a stub, so a throwaway guest (busybox, this kernel, QEMU TCG)
@@ -122,7 +148,8 @@ echo KALLSYMS-END
 INIT
 	chmod +x "$dir/root/init"
 	(cd "$dir/root" && find . | cpio -o -H newc 2>/dev/null) > "$dir/init.cpio"
-	timeout 300 qemu-system-x86_64 -accel tcg -cpu max -m 1024 -M pc -display none -monitor none \
+	li_outer_qemu || { rm -rf "$dir"; return 1; }
+	timeout 300 "${oqemu[@]}" -accel tcg -cpu max -m 1024 -M pc -display none -monitor none \
 		-serial stdio -no-reboot -kernel "$okernel" -initrd "$dir/init.cpio" \
 		-append "console=ttyS0 quiet rdinit=/init panic=-1" </dev/null 2>/dev/null |
 		tr -d '\r' | sed -n '/KALLSYMS-BEGIN/,/KALLSYMS-END/p' | grep -E '^[0-9a-f]+ [tT] ' > "$file.tmp"
@@ -141,8 +168,9 @@ li_run_outer() {
 	local log=$1 limit=$2 append=$3 qpid n last=-1 quiet=0 stall=${LI_STALL:-90}
 	local accel=${LINUX_TEST_OUTER_ACCEL:-tcg} mon
 	mon=$(mktemp -u "${TMPDIR:-/tmp}/li-monitor.XXXXXX")
-	echo "# qemu-system-x86_64 -accel $accel -cpu max -smp 2 -m 2048 -M pc -nographic -no-reboot -kernel $okernel -initrd $outer -append '$append'" >> "$log"
-	timeout -k 5 "$limit" qemu-system-x86_64 -accel "$accel" -cpu max -smp 2 -m 2048 -M pc \
+	li_outer_qemu || { echo "# $oqemu_err" >> "$log"; st=2; return; }
+	echo "# ${oqemu[*]} -accel $accel -cpu max -smp 2 -m 2048 -M pc -nographic -no-reboot -kernel $okernel -initrd $outer -append '$append'" >> "$log"
+	timeout -k 5 "$limit" "${oqemu[@]}" -accel "$accel" -cpu max -smp 2 -m 2048 -M pc \
 		-display none -monitor "unix:$mon,server=on,wait=off" -serial stdio -no-reboot \
 		-kernel "$okernel" -initrd "$outer" -append "$append" </dev/null >>"$log" 2>&1 &
 	qpid=$!
