@@ -101,17 +101,7 @@ classify() {
 		[ "$exitst" = 0 ] && { echo pass; return; }
 		echo "passed, exit $exitst"; return
 	fi
-	if [ -z "$endl" ]; then echo "outer guest died"
-	elif echo "$seg" | grep -q 'guest triple fault'; then echo "inner triple fault"
-	elif echo "$seg" | grep -qE 'double fault'; then echo "inner double fault"
-	elif echo "$seg" | grep -q 'Kernel panic'; then echo "inner panic"
-	elif echo "$seg" | grep -qE 'soft lockup|rcu.*stall'; then echo "inner stall"
-	elif echo "$seg" | grep -q 'MINIVMM-RESULT: FAIL watchdog'; then echo "inner hang (watchdog: $(echo "$seg" | sed -n 's/.*stuck at: //p' | head -n 1))"
-	elif echo "$seg" | grep -q 'MINIVMM-RESULT: FAIL'; then echo "check failed: $(echo "$seg" | sed -n 's/.*MINIVMM-RESULT: FAIL //p' | head -n 1 | cut -c1-60)"
-	elif echo "$endl" | grep -q timeout; then echo "inner hang (timeout)"
-	elif [ "$exitst" = 0 ]; then echo "reset before result"
-	else echo "exit $exitst, no result"
-	fi
+	echo "$seg" | li_failure_kind
 }
 
 declare -A outcome

@@ -101,6 +101,46 @@ li_outer_kernel() {
 	okver=$kver okernel=/boot/vmlinuz-$kver
 }
 
+# li_failure_kind: a short name for how the nested boot whose console text
+# (carriage returns removed) is on stdin ended without a PASS line: a whole
+# run.sh attempt or one boot's segment of a count.sh outer log. One list of
+# kinds for both, so a count and a test run name the same failure alike.
+li_failure_kind() {
+	local t
+	t=$(cat)
+	# Before minivmm ran, every lockup or wedge is the outer guest's own
+	# (kvm-hold's KVM_CREATE_VM, docs/linux-guests.md).
+	if ! echo "$t" | grep -q 'OUTER: run:'; then
+		if ! echo "$t" | grep -q 'OUTER: init\|OUTER: case='; then echo "outer guest did not boot"
+		elif echo "$t" | grep -q 'outer guest wedged'; then echo "outer guest wedged before the case began"
+		else echo "outer guest died before the case began"
+		fi
+	elif echo "$t" | grep -q 'guest triple fault'; then echo "inner triple fault"
+	elif echo "$t" | grep -q 'PANIC: double fault\|double fault:'; then echo "inner double fault"
+	elif echo "$t" | grep -q 'Kernel panic'; then echo "inner panic"
+	# A lockup in one of minivmm's own threads is the outer kernel's (the
+	# int3 loops in docs/linux-guests.md), not a stall inside the inner
+	# guest: in a vCPU thread the outer CPU never came back from KVM_RUN.
+	elif echo "$t" | grep -qE 'soft lockup - CPU#[0-9]+ stuck for [0-9]+s! \[vcpu[0-9]+:'; then
+		echo "outer guest wedged in minivmm's KVM_RUN"
+	elif echo "$t" | grep -qE 'soft lockup - CPU#[0-9]+ stuck for [0-9]+s! \[(minivmm|net[0-9]+-w[0-9]+):'; then
+		echo "outer guest wedged in a minivmm thread"
+	elif echo "$t" | grep -qE 'soft lockup|rcu.*stall'; then echo "inner stall"
+	elif echo "$t" | grep -q 'MINIVMM-RESULT: FAIL watchdog'; then
+		echo "inner hang (watchdog: $(echo "$t" | sed -n 's/.*stuck at: //p' | head -n 1))"
+	elif echo "$t" | grep -q 'MINIVMM-RESULT: FAIL'; then
+		echo "check failed: $(echo "$t" | sed -n 's/.*MINIVMM-RESULT: FAIL //p' | head -n 1 | cut -c1-60)"
+	elif echo "$t" | grep -q 'minivmm: guest crashed'; then echo "inner crash"
+	elif echo "$t" | grep -q 'outer guest wedged'; then echo "outer guest wedged"
+	# The outer init ends every inner VMM's run (minivmm's or QEMU's) with
+	# "OUTER: run-end vmm=V case=C iter=I exit=N seconds=S [timeout]".
+	elif ! echo "$t" | grep -q 'OUTER: run-end '; then echo "outer guest died"
+	elif echo "$t" | grep -q 'OUTER: run-end .* timeout'; then echo "inner hang (timeout)"
+	elif echo "$t" | grep -q 'OUTER: run-end .* exit=0 '; then echo "reset before the result line"
+	else echo "exit $(echo "$t" | sed -n 's/.*OUTER: run-end .* exit=\([^ ]*\).*/\1/p' | head -n 1), no result"
+	fi
+}
+
 # li_outer_qemu: oqemu, the command (an array) that emulates the outer guest,
 # or oqemu_err. By default QEMU from bookworm-backports, unpacked by
 # tests/linux/outer-qemu.sh (why not the host's 7.2: docs/linux-guests.md,

@@ -365,32 +365,7 @@ first_failure() {
 
 # failure_kind LOG: a short name for how an attempt without a result died.
 failure_kind() {
-	local t
-	t=$(tr -d '\r' < "$1")
-	# Before minivmm ran, every lockup or wedge is the outer guest's own
-	# (kvm-hold's KVM_CREATE_VM, docs/linux-guests.md).
-	if ! echo "$t" | grep -q 'OUTER: run:'; then
-		if ! echo "$t" | grep -q 'OUTER: init'; then echo "outer guest did not boot"
-		elif echo "$t" | grep -q 'outer guest wedged'; then echo "outer guest wedged before the case began"
-		else echo "outer guest died before the case began"
-		fi
-	elif echo "$t" | grep -q 'guest triple fault'; then echo "inner triple fault"
-	elif echo "$t" | grep -q 'PANIC: double fault\|double fault:'; then echo "inner double fault"
-	elif echo "$t" | grep -q 'Kernel panic'; then echo "inner panic"
-	# A lockup in one of minivmm's own threads is the outer kernel's (the
-	# int3 loops in docs/linux-guests.md), not a stall inside the inner
-	# guest: in a vCPU thread the outer CPU never came back from KVM_RUN.
-	elif echo "$t" | grep -qE 'soft lockup - CPU#[0-9]+ stuck for [0-9]+s! \[vcpu[0-9]+:'; then
-		echo "outer guest wedged in minivmm's KVM_RUN"
-	elif echo "$t" | grep -qE 'soft lockup - CPU#[0-9]+ stuck for [0-9]+s! \[(minivmm|net[0-9]+-w[0-9]+):'; then
-		echo "outer guest wedged in a minivmm thread"
-	elif echo "$t" | grep -qE 'soft lockup|rcu.*stall'; then echo "inner stall"
-	elif echo "$t" | grep -q 'minivmm: guest crashed'; then echo "inner crash"
-	elif echo "$t" | grep -q 'outer guest wedged'; then echo "outer guest wedged"
-	elif ! echo "$t" | grep -q 'OUTER: minivmm exit='; then echo "outer guest died"
-	elif echo "$t" | grep -q 'OUTER: minivmm exit=.*timeout'; then echo "inner hang"
-	else echo "no result"
-	fi
+	tr -d '\r' < "$1" | li_failure_kind
 }
 
 for c in $cases; do
