@@ -158,6 +158,39 @@ result_line() {
 	     found && /^(PASS|FAIL) / { print "MINIVMM-RESULT: " $0; exit }' "$1"
 }
 
+# inner_vmlinux CASE: the inner kernel's vmlinux with its symbols (none for
+# debian-acpi: Debian's vmlinuz has none and is relocated at boot).
+inner_vmlinux() {
+	case "$1" in
+	debian-acpi) ;;
+	*acpi-nopci*) for v in $kvariants; do [ "${v%%=*}" = acpi-nopci ] && echo "${v#*=}/vmlinux"; done ;;
+	*) echo "$kdir/vmlinux" ;;
+	esac
+}
+
+# name_rips VMLINUX: each "rip=0x..." on stdin gets " (function+0xoff)" from
+# VMLINUX's text symbols (the test kernels are not relocatable, so the
+# addresses are the link-time ones); other lines pass as they are.
+name_rips() {
+	local syms=$work/$(basename "$(dirname "${1:-none}")").syms
+	if [ -f "${1:-}" ] && ! [ "$syms" -nt "$1" ]; then   # made, or remade for a rebuilt kernel
+		nm -n "$1" 2>/dev/null | awk '$2 ~ /^[tTwW]$/ && length($1) == 16 { print tolower($1), $3 }' > "$syms"
+	fi
+	[ -s "$syms" ] || { cat; return; }
+	awk -v syms="$syms" '
+	function hex(s,   i, v) { v = 0; s = tolower(s)
+		for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+		return v }
+	BEGIN { while ((getline l < syms) > 0) { split(l, f, " "); n++; addr[n] = f[1]; name[n] = f[2] } }
+	match($0, /rip=0x[0-9a-f]+/) {
+		rip = sprintf("%16s", substr($0, RSTART + 6, RLENGTH - 6)); gsub(/ /, "0", rip)
+		lo = 1; hi = n; at = 0
+		while (lo <= hi) { mid = int((lo + hi) / 2); if (addr[mid] <= rip) { at = mid; lo = mid + 1 } else hi = mid - 1 }
+		if (at) { off = hex(substr(rip, 9)) - hex(substr(addr[at], 9)); if (off < 0) off += 4294967296
+			$0 = $0 sprintf(" (%s+0x%x)", name[at], off) } }
+	{ print }'
+}
+
 # check_case CASE LOG RUNSTATUS SECONDS: turn a log into ok/FAIL.
 # RUNSTATUS is the status of the outer QEMU (nested) or of minivmm (direct).
 check_case() {
@@ -227,7 +260,8 @@ check_case() {
 		k=$(grep -m 1 -E 'rcu.*stall|Kernel panic|BUG:|Oops' "$clean")
 		[ -z "$k" ] || diag "inner kernel: $k; $(sed -n '/rcu.*stall\|Kernel panic\|BUG:\|Oops/,$p' "$clean" | grep -m 1 -E '^CPU: [0-9]+ PID: [0-9]+ Comm:')"
 		# minivmm's threads and vCPUs when it hung (outer-init's stuck_dump).
-		grep 'OUTER: stuck:' "$clean" | grep -v 'stuck:     ' | sed 's/.*OUTER: stuck: */#   stuck: /'
+		grep 'OUTER: stuck:' "$clean" | grep -v 'stuck:     ' | sed 's/.*OUTER: stuck: */#   stuck: /' |
+			name_rips "$(inner_vmlinux "$c")"
 		# The last lines of the inner run (or of the whole log) say how far it got.
 		if grep -q "OUTER: case=$c start" "$clean"; then
 			sed -n "/OUTER: case=$c start/,\$p" "$clean" | grep -v 'OUTER: done' | tail -n 8
