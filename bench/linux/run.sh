@@ -170,31 +170,21 @@ stall=90	# seconds without a console line (other than the outer kernel's lockup 
 log=$out/serial.log
 : > "$log"
 wedged=0
-# run_outer REP Q ATTEMPT: boot the outer guest once; its console goes to $part.
+# run_outer REP Q ATTEMPT: boot the outer guest once, as the tests do
+# (li_run_outer: the same stall rule, and the wedge report before a wedged
+# guest is killed); its console goes to $part.
 # Returns 0 when it finished, 1 when it wedged (killed), 2 otherwise.
+outer=$work/outer.cpio okver=$kver   # what li_run_outer boots
 run_outer() {
-	local rep=$1 q=$2 n=0 last=-1 quiet=0 qpid
+	local rep=$1 q=$2
 	part=$work/serial-r$1-q$2-a$3.log
 	local append="console=ttyS0 panic=-1 rdinit=/init quiet bench.rounds=1 bench.rep=$rep bench.queues=$q bench.vmms=$vmms bench.tests=$tests bench.secs=$secs bench.timeout=$limit_boot"
 	[ -z "$vmm_args" ] || append="$append bench.vmm_args=$vmm_args"
 	[ "$mode" != boot ] || append="$append bench.mode=boot bench.boots=$boots bench.consoles=$consoles bench.bootlog=$bootlog${boot_args:+ bench.boot_args=$boot_args}"
-	echo "# ${oqemu[*]} -accel tcg -cpu max -smp 2 -m 2048 -M pc -kernel $okernel -initrd $work/outer.cpio -append '$append'" > "$part"
-	timeout -k 5 "$limit" "${oqemu[@]}" -accel tcg -cpu max -smp 2 -m 2048 -M pc \
-		-display none -monitor none -serial stdio -no-reboot \
-		-kernel "$okernel" -initrd "$work/outer.cpio" -append "$append" </dev/null >>"$part" 2>&1 &
-	qpid=$!
-	while kill -0 "$qpid" 2>/dev/null; do
-		sleep 5
-		n=$(grep -avc -E 'soft lockup|rcu_|^\s*$' "$part")
-		if [ "$n" = "$last" ]; then quiet=$((quiet + 5)); else quiet=0; last=$n; fi
-		if [ "$quiet" -ge "$stall" ]; then
-			echo "# no console line for ${stall}s: outer guest wedged, killed" >> "$part"
-			kill "$qpid" 2>/dev/null; wait "$qpid"
-			return 1
-		fi
-	done
-	wait "$qpid"
-	echo "# outer qemu exit status $?" >> "$part"
+	: > "$part"
+	LI_STALL=$stall li_run_outer "$part" "$limit" "$append"
+	[ "$st" = 125 ] && return 1
+	echo "# outer qemu exit status $st" >> "$part"
 	grep -aq 'OUTER: all rounds done' "$part" && return 0
 	return 2
 }
