@@ -123,7 +123,7 @@ li_failure_kind() {
 	# guest: in a vCPU thread the outer CPU never came back from KVM_RUN.
 	elif echo "$t" | grep -qE 'soft lockup - CPU#[0-9]+ stuck for [0-9]+s! \[vcpu[0-9]+:'; then
 		echo "outer guest wedged in minivmm's KVM_RUN"
-	elif echo "$t" | grep -qE 'soft lockup - CPU#[0-9]+ stuck for [0-9]+s! \[(minivmm|net[0-9]+-w[0-9]+):'; then
+	elif echo "$t" | grep -qE 'soft lockup - CPU#[0-9]+ stuck for [0-9]+s! \[(minivmm|net[0-9]+-(q[0-9]+|w[0-9]+|ctrl|link)|serial|signals|spawner):'; then
 		echo "outer guest wedged in a minivmm thread"
 	elif echo "$t" | grep -qE 'soft lockup|rcu.*stall'; then echo "inner stall"
 	elif echo "$t" | grep -q 'MINIVMM-RESULT: FAIL watchdog'; then
