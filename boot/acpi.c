@@ -211,9 +211,9 @@ static void madt_build(struct acpi_builder *b, const struct acpi_config *cfg)
 					     .flags = ACPI_MADT_ENABLED };
 		acpi_put(b, &l, sizeof(l));
 	}
-	/* Same IOAPIC id as the MP table: the first after the CPUs'. */
+	/* The IOAPIC's own ID (its register and the MP table say the same). */
 	struct acpi_madt_ioapic io = { .type = ACPI_MADT_IOAPIC, .length = sizeof(io),
-				       .ioapic_id = (uint8_t)cfg->ncpus,
+				       .ioapic_id = (uint8_t)cfg->ioapic_id,
 				       .address = (uint32_t)MINIVMM_IOAPIC_BASE, .gsi_base = 0 };
 	acpi_put(b, &io, sizeof(io));
 	struct acpi_madt_lapic_nmi nmi = { .type = ACPI_MADT_LAPIC_NMI, .length = sizeof(nmi),

@@ -23,7 +23,7 @@
 #define ACPI_TABLES_ADDR   0xE0000ULL   /* RSDP here, the other tables after it */
 #define ACPI_TABLES_END    0xF0000ULL   /* BOOT_BIOS_START: MP table territory */
 
-#define ACPI_MAX_CPUS          254      /* 8-bit APIC ids; the IOAPIC takes id ncpus */
+#define ACPI_MAX_CPUS          254      /* 8-bit APIC ids, 0xff the broadcast one */
 #define ACPI_MAX_VIRTIO_MMIO   8
 #define ACPI_IOAPIC_PINS       24       /* KVM's IOAPIC: GSI n is pin n */
 #define ACPI_S5_SLP_TYP        5        /* \_S5 value; acpi_pm.c waits for it */
@@ -40,6 +40,7 @@ struct acpi_virtio_mmio {
 
 struct acpi_config {
 	unsigned ncpus;                      /* APIC ids 0..ncpus-1, CPU 0 the BSP */
+	unsigned ioapic_id;                  /* what the IOAPIC's ID register reads */
 	struct acpi_virtio_mmio virtio_mmio[ACPI_MAX_VIRTIO_MMIO];
 	unsigned nr_virtio_mmio;             /* device k: \_SB.VRkk, _UID k */
 	uint16_t pm_sleep_port;              /* sleep control; sleep status at +1 */

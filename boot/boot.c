@@ -20,7 +20,7 @@ int boot_load(const struct guest_mem *mem, const struct boot_request *req,
 	size_t size = k ? req->kernel_size : 0;
 
 	/* The MP table first: a bad CPU count fails before anything is loaded. */
-	int ret = mptable_write(mem, req->ncpus, req->ioapic_version, err);
+	int ret = mptable_write(mem, req->ncpus, req->ioapic_id, req->ioapic_version, err);
 	if (ret < 0)
 		return ret;
 

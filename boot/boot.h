@@ -36,6 +36,7 @@ struct boot_request {
 	size_t initrd_size;
 	const char *cmdline;      /* final command line, already assembled */
 	unsigned ncpus;           /* vCPUs the firmware tables must describe */
+	unsigned ioapic_id;       /* what the IOAPIC's ID register reads */
 	unsigned ioapic_version;  /* what the IOAPIC's version register reads */
 	uint64_t rsdp_addr;       /* ACPI RSDP the VMM wrote, 0 for none (no
 				   * ACPI yet): passed as boot_params

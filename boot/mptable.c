@@ -44,13 +44,16 @@ static uint8_t mp_checksum(const uint8_t *p, size_t len)
 	return (uint8_t)-sum;
 }
 
-int mptable_write(const struct guest_mem *mem, unsigned ncpus, unsigned ioapic_version,
-		  struct vmm_err *err)
+int mptable_write(const struct guest_mem *mem, unsigned ncpus, unsigned ioapic_id,
+		  unsigned ioapic_version, struct vmm_err *err)
 {
 	if (ncpus == 0 || ncpus > MPTABLE_MAX_CPUS)
 		return vmm_err_set(err, EINVAL,
 				   "%u vCPUs: the MP table describes 1 to %u",
 				   ncpus, MPTABLE_MAX_CPUS);
+	if (ioapic_id > MPTABLE_IOAPIC_MAX_ID)
+		return vmm_err_set(err, EINVAL, "IOAPIC id %u: its register holds 0 to %u",
+				   ioapic_id, MPTABLE_IOAPIC_MAX_ID);
 
 	size_t size = MPTABLE_CONFIG_SIZE(ncpus);
 	uint64_t table_addr = BOOT_MPTABLE_ADDR + sizeof(struct mpf_intel);
@@ -94,8 +97,7 @@ int mptable_write(const struct guest_mem *mem, unsigned ncpus, unsigned ioapic_v
 	struct mpc_bus bus = { .type = MP_BUS, .busid = MPTABLE_ISA_BUS_ID,
 			       .bustype = { 'I', 'S', 'A', ' ', ' ', ' ' } };
 	MP_PUT(bus);
-	uint8_t ioapic_id = (uint8_t)ncpus;   /* first id after the CPUs' */
-	struct mpc_ioapic ioapic = { .type = MP_IOAPIC, .apicid = ioapic_id,
+	struct mpc_ioapic ioapic = { .type = MP_IOAPIC, .apicid = (uint8_t)ioapic_id,
 				     .apicver = (uint8_t)ioapic_version,
 				     .flags = MPC_APIC_USABLE,
 				     .apicaddr = (uint32_t)MINIVMM_IOAPIC_BASE };
@@ -103,7 +105,7 @@ int mptable_write(const struct guest_mem *mem, unsigned ncpus, unsigned ioapic_v
 	for (uint8_t irq = 0; irq < MPTABLE_IOAPIC_PINS; irq++) {
 		struct mpc_intsrc src = { .type = MP_INTSRC, .irqtype = MP_IRQ_INT,
 					  .srcbus = MPTABLE_ISA_BUS_ID, .srcbusirq = irq,
-					  .dstapic = ioapic_id, .dstirq = irq };
+					  .dstapic = (uint8_t)ioapic_id, .dstirq = irq };
 		MP_PUT(src);
 	}
 	struct mpc_intsrc extint = { .type = MP_LINTSRC, .irqtype = MP_IRQ_EXTINT,

@@ -99,14 +99,16 @@ struct mpc_intsrc {           /* also used for MP_LINTSRC: same layout */
 /* The EBDA KiB at 0x9FC00 holds the floating pointer, 268 bytes of fixed
  * table and 20 bytes per CPU: 37 CPUs fill it. */
 #define MPTABLE_EBDA_MAX_CPUS 37
-/* APIC ids are 8 bits and the IOAPIC takes id ncpus; 64 is minivmm's limit
- * (MINIVMM_MAX_CPUS). */
+/* APIC ids are 8 bits; 64 is minivmm's limit (MINIVMM_MAX_CPUS). */
 #define MPTABLE_MAX_CPUS 64
+/* An IOAPIC's ID register has 4 bits. */
+#define MPTABLE_IOAPIC_MAX_ID 0xf
 
 /* Write the floating pointer and configuration table for ncpus CPUs (APIC ids
- * 0..ncpus-1, CPU 0 the BSP; IOAPIC id ncpus, its version register reading
- * ioapic_version). Fails with EINVAL when ncpus is 0 or above MPTABLE_MAX_CPUS. */
-int mptable_write(const struct guest_mem *mem, unsigned ncpus, unsigned ioapic_version,
-		  struct vmm_err *err);
+ * 0..ncpus-1, CPU 0 the BSP) and one IOAPIC whose ID and version registers
+ * read ioapic_id and ioapic_version. Fails with EINVAL when ncpus is 0 or
+ * above MPTABLE_MAX_CPUS, or ioapic_id is not a 4-bit ID. */
+int mptable_write(const struct guest_mem *mem, unsigned ncpus, unsigned ioapic_id,
+		  unsigned ioapic_version, struct vmm_err *err);
 
 #endif

@@ -53,6 +53,14 @@ bool ioapic_rte_to_msi(uint64_t rte, struct ioapic_msi *msi)
 	return true;
 }
 
+/* 0xf is the broadcast ID of the serial APIC bus. */
+#define IOAPIC_LAST_UNIQUE_ID 0xeu
+
+unsigned ioapic_id_for_cpus(unsigned ncpus)
+{
+	return ncpus <= IOAPIC_LAST_UNIQUE_ID ? ncpus : 0;
+}
+
 void ioapic_init(struct ioapic *io, const struct ioapic_ops *ops, unsigned id)
 {
 	memset(io, 0, sizeof(*io));

@@ -47,7 +47,16 @@ struct ioapic {
 	uint64_t route_errors;             /* set_routes failures (the guest gets no interrupt there) */
 };
 
-/* id: the IOAPIC ID the MP table and MADT give (4 bits). */
+/* The IOAPIC ID for a machine of ncpus CPUs (APIC IDs 0..ncpus-1): the
+ * first ID after the CPUs' where the register's 4 bits hold one below 0xf
+ * (the broadcast ID of the APIC bus the MP spec describes, where the IDs
+ * had to differ), else 0, as QEMU gives every machine: since the xAPIC,
+ * interrupts travel as messages to LAPIC IDs and the IOAPIC's own ID
+ * addresses nothing, so sharing one with a CPU is harmless. The register,
+ * the MP table and the MADT must all say this one. */
+unsigned ioapic_id_for_cpus(unsigned ncpus);
+
+/* id: the IOAPIC ID the MP table and MADT give (ioapic_id_for_cpus). */
 void ioapic_init(struct ioapic *io, const struct ioapic_ops *ops, unsigned id);
 void ioapic_destroy(struct ioapic *io);
 

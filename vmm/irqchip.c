@@ -34,15 +34,16 @@ static int irqchip_raise(void *opaque, unsigned pin)
 }
 
 int irqchip_init(struct irqchip *ic, struct kvm *kvm, const struct machine *machine,
-		 unsigned ioapic_id, struct bus *mmio, struct vmm_err *err)
+		 unsigned ncpus, struct bus *mmio, struct vmm_err *err)
 {
 	memset(ic, 0, sizeof(*ic));
 	ic->kvm = kvm;
 	ic->machine = machine;
+	ic->ioapic_id = ioapic_id_for_cpus(ncpus);
 	if (!kvm->split_irqchip)
-		return 0;
+		return kvm_set_kernel_ioapic_id(kvm, ic->ioapic_id, err);
 	struct ioapic_ops ops = { .set_routes = irqchip_set_routes, .raise = irqchip_raise, .opaque = ic };
-	ioapic_init(&ic->ioapic, &ops, ioapic_id);
+	ioapic_init(&ic->ioapic, &ops, ic->ioapic_id);
 	ic->split = true;
 	struct bus_device dev = ioapic_bus_device(&ic->ioapic);
 	return bus_add(mmio, MINIVMM_IOAPIC_BASE, MINIVMM_IOAPIC_SIZE, &dev, err);
@@ -68,6 +69,11 @@ int irqchip_set_irq(struct irqchip *ic, unsigned gsi, int level)
 unsigned irqchip_ioapic_version(const struct irqchip *ic)
 {
 	return ic->split ? IOAPIC_VERSION : KVM_IOAPIC_VERSION;
+}
+
+unsigned irqchip_ioapic_id(const struct irqchip *ic)
+{
+	return ic->ioapic_id;
 }
 
 struct ioapic *irqchip_ioapic(struct irqchip *ic)

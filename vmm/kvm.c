@@ -180,6 +180,17 @@ int kvm_open(struct kvm *kvm, bool split_irqchip, struct vmm_err *err)
 	return rc;
 }
 
+int kvm_set_kernel_ioapic_id(struct kvm *kvm, unsigned id, struct vmm_err *err)
+{
+	struct kvm_irqchip chip = { .chip_id = KVM_IRQCHIP_IOAPIC };
+	if (ioctl(kvm->vm_fd, KVM_GET_IRQCHIP, &chip) < 0)
+		return vmm_err_sys(err, errno, "KVM_GET_IRQCHIP (IOAPIC)");
+	chip.chip.ioapic.id = id;
+	if (ioctl(kvm->vm_fd, KVM_SET_IRQCHIP, &chip) < 0)
+		return vmm_err_sys(err, errno, "KVM_SET_IRQCHIP (IOAPIC id %u)", id);
+	return 0;
+}
+
 int kvm_map_guest_mem(struct kvm *kvm, const struct guest_mem *mem, struct vmm_err *err)
 {
 	for (unsigned i = 0; i < mem->nr_regions; i++) {

@@ -30,6 +30,10 @@ struct kvm {
  * and PIT, or with split_irqchip only the LAPICs in the kernel. */
 int kvm_open(struct kvm *kvm, bool split_irqchip, struct vmm_err *err);
 
+/* Kernel irqchip: what the in-kernel IOAPIC's ID register reads (KVM
+ * resets it to 0; the firmware tables name another). */
+int kvm_set_kernel_ioapic_id(struct kvm *kvm, unsigned id, struct vmm_err *err);
+
 /* Register every region of guest RAM as a KVM memory slot. */
 int kvm_map_guest_mem(struct kvm *kvm, const struct guest_mem *mem, struct vmm_err *err);
 

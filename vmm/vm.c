@@ -396,7 +396,8 @@ static int vm_add_net_devices(struct minivmm *vm, struct vmm_err *err)
 /* ACPI tables describing the vCPUs and every virtio-mmio device. */
 static int vm_write_acpi(struct minivmm *vm, uint64_t *rsdp_addr, struct vmm_err *err)
 {
-	struct acpi_config ac = { .ncpus = vm->ncpus, .nr_virtio_mmio = vm->nr_nets,
+	struct acpi_config ac = { .ncpus = vm->ncpus, .ioapic_id = irqchip_ioapic_id(&vm->irqchip),
+				  .nr_virtio_mmio = vm->nr_nets,
 				  .pm_sleep_port = ACPI_PM_PORT, .no_8259 = vm->kvm.split_irqchip };
 	for (unsigned i = 0; i < vm->nr_nets; i++)
 		ac.virtio_mmio[i] = (struct acpi_virtio_mmio){
@@ -423,6 +424,7 @@ static int vm_load_kernel(struct minivmm *vm, struct boot_entry *entry, struct v
 		.initrd = initrd.data, .initrd_size = initrd.size,
 		.cmdline = cmdline_str(&vm->cmdline),
 		.ncpus = vm->ncpus,
+		.ioapic_id = irqchip_ioapic_id(&vm->irqchip),
 		.ioapic_version = irqchip_ioapic_version(&vm->irqchip),
 	};
 	rc = vm_build_dtb(vm, err);

@@ -5,6 +5,7 @@
 
 #define IOREGSEL   0x00
 #define IOWIN      0x10
+#define IOAPICID   0x00
 #define IOAPICVER  0x01
 #define REDTBL(n)  (0x10 + 2 * (n))
 #define RTE_MASKED 0x10000u
@@ -25,6 +26,11 @@ static void wr(uint32_t reg, uint32_t v)
 unsigned ioapic_entries(void)
 {
 	return ((rd(IOAPICVER) >> 16) & 0xff) + 1;
+}
+
+unsigned ioapic_id(void)
+{
+	return (rd(IOAPICID) >> 24) & 0xf;
 }
 
 void ioapic_route(unsigned gsi, uint8_t vector, uint32_t apic_id, int level)

@@ -11,5 +11,7 @@ void ioapic_route(unsigned gsi, uint8_t vector, uint32_t apic_id, int level);
 void ioapic_mask(unsigned gsi);
 /* Number of redirection entries (IOAPIC version register). */
 unsigned ioapic_entries(void);
+/* The ID register's 4-bit ID. */
+unsigned ioapic_id(void);
 
 #endif

@@ -28,6 +28,7 @@ struct mp_config {
 } __attribute__((packed));
 
 #define MP_ENTRY_PROCESSOR 0
+#define MP_ENTRY_IOAPIC    2
 #define MP_CPU_ENABLED     0x01
 #define MP_CPU_BSP         0x02
 
@@ -61,6 +62,7 @@ int mptable_find_cpus(struct mp_cpus *out)
 
 	memset(out, 0, sizeof(*out));
 	out->bsp_index = -1;
+	out->ioapic_id = -1;
 	f = scan(0x9fc00, 0xa0000);
 	if (!f)
 		f = scan(0xf0000, 0x100000);
@@ -98,6 +100,8 @@ int mptable_find_cpus(struct mp_cpus *out)
 			}
 			e += 20;
 		} else {
+			if (*e == MP_ENTRY_IOAPIC && out->ioapic_id < 0 && e + 8 <= end)
+				out->ioapic_id = e[1];
 			e += 8;         /* bus, I/O APIC, I/O and local interrupt */
 		}
 	}

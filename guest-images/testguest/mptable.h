@@ -9,6 +9,7 @@ struct mp_cpus {
 	uint8_t apic_id[256];
 	int bsp_index;              /* entry flagged BP, or -1 */
 	uintptr_t floating_addr;    /* where "_MP_" was found (0: none) */
+	int ioapic_id;              /* the first I/O APIC entry's ID, or -1 */
 };
 
 /* Search 0x9fc00-0x9ffff and 0xf0000-0xfffff. Returns 0 and fills *out when

@@ -17,6 +17,7 @@
 #define TG_EXIT_NO_TRIPLE_FAULT 0x16    /* triple fault did not end the VM -> 45 */
 #define TG_EXIT_RETURNED        0x17    /* main/ap_main/a test returned -> 47 */
 #define TG_EXIT_CPUID_APIC      0x18    /* test=smp: CPUID's APIC ID is not the LAPIC's -> 49 */
+#define TG_EXIT_IOAPIC_ID       0x19    /* test=smp: the IOAPIC's ID register and MP table differ -> 51 */
 
 /* Write code to the debug-exit port, then park this vCPU. */
 __attribute__((noreturn)) void tg_exit(uint32_t code);

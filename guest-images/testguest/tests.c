@@ -3,7 +3,9 @@
 #include "cmdline.h"
 #include "delay.h"
 #include "hostile.h"
+#include "ioapic.h"
 #include "lib.h"
+#include "mptable.h"
 #include "nettests.h"
 #include "serial.h"
 #include "smp.h"
@@ -24,6 +26,25 @@ static void test_hello(void)
 	tg_reset();
 }
 
+/* The IOAPIC's ID register must read what the MP table names it (a
+ * 32-bit Linux booted from the table rewrites a register that differs). */
+static void check_ioapic_id(void)
+{
+	static struct mp_cpus mp;
+	unsigned reg = ioapic_id();
+
+	if (mptable_find_cpus(&mp) != 0 || mp.ioapic_id < 0) {
+		tg_printf("testguest: no IOAPIC entry in the MP table\n");
+		tg_exit(TG_EXIT_IOAPIC_ID);
+	}
+	if ((unsigned)mp.ioapic_id != reg) {
+		tg_printf("testguest: IOAPIC ID register reads %u, the MP table says %d\n",
+			  reg, mp.ioapic_id);
+		tg_exit(TG_EXIT_IOAPIC_ID);
+	}
+	tg_printf("testguest: IOAPIC ID %u in its register and the MP table\n", reg);
+}
+
 static void test_smp(void)
 {
 	unsigned n = smp_cpu_count();
@@ -37,6 +58,7 @@ static void test_smp(void)
 	if (smp_check_cpuid_apic_ids())
 		tg_exit(TG_EXIT_CPUID_APIC);
 	tg_printf("testguest: CPUID APIC IDs match the LAPIC on all %u vCPUs\n", n);
+	check_ioapic_id();
 	tg_reset();
 }
 

@@ -7,6 +7,10 @@ boot_smp() {
 	expect_rc 0 "$out" || return 1
 	expect_line "all $n vCPUs up" "$out" || return 1
 	expect_line "CPUID APIC IDs match the LAPIC on all $n vCPUs" "$out" || return 1
+	# The IOAPIC's ID register reads what the MP table says: the first
+	# ID after the CPUs' up to 14 vCPUs, 0 from 15 on (4 bits, 0xf broadcast).
+	local ioapic_id=$(( n <= 14 ? n : 0 ))
+	expect_line "IOAPIC ID $ioapic_id in its register and the MP table" "$out" || return 1
 	local i
 	for ((i = 0; i < n; i++)); do
 		expect_line "cpu $i up" "$out" || return 1
@@ -17,6 +21,8 @@ boot_smp() {
 t_boot_1_vcpu() { boot_smp 1; }
 t_boot_2_vcpus() { boot_smp 2; }
 t_boot_4_vcpus() { boot_smp 4; }
+t_boot_16_vcpus() { boot_smp 16; }
+t_boot_16_vcpus_split_irqchip() { boot_smp 16 --irqchip=split; }
 # INIT/SIPI stay in KVM's LAPICs with a split irqchip; no PIT to calibrate
 # against (the guest notices at once and falls back).
 t_boot_4_vcpus_split_irqchip() {

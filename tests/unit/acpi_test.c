@@ -17,6 +17,7 @@
 #include "boot/boot.h"
 #include "boot/mptable.h"
 #include "devices/acpi_pm.h"
+#include "devices/ioapic.h"
 #include "minivmm_abi.h"
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -32,7 +33,7 @@ static uint8_t sum_bytes(const uint8_t *p, size_t len)
 /* ncpus CPUs and ndev virtio-mmio windows laid out as minivmm does. */
 static struct acpi_config config(unsigned ncpus, unsigned ndev)
 {
-	struct acpi_config c = { .ncpus = ncpus, .nr_virtio_mmio = ndev,
+	struct acpi_config c = { .ncpus = ncpus, .ioapic_id = ioapic_id_for_cpus(ncpus), .nr_virtio_mmio = ndev,
 				 .pm_sleep_port = ACPI_PM_PORT };
 	for (unsigned k = 0; k < ndev; k++)
 		c.virtio_mmio[k] = (struct acpi_virtio_mmio){
@@ -187,7 +188,7 @@ static void check_madt(unsigned ncpus)
 			memcpy(&io, p, sizeof(io));
 			cr_expect_eq(io.address, 0xfec00000u);
 			cr_expect_eq(io.gsi_base, 0);
-			cr_expect_eq(io.ioapic_id, ncpus, "same id as in the MP table");
+			cr_expect_eq(io.ioapic_id, ioapic_id_for_cpus(ncpus), "same id as in the MP table");
 			ioapics++;
 		} else if (p[0] == ACPI_MADT_LAPIC_NMI) {
 			struct acpi_madt_lapic_nmi n;
@@ -229,7 +230,7 @@ Test(acpi, tables_and_mp_table_coexist)
 	struct acpi_config cfg = config(64, 8);
 	uint64_t rsdp;
 	cr_assert_eq(acpi_write_tables(&mem, &cfg, &rsdp, &err), 0, "%s", err.msg);
-	cr_assert_eq(mptable_write(&mem, 64, 0x11, &err), 0, "%s", err.msg);
+	cr_assert_eq(mptable_write(&mem, 64, cfg.ioapic_id, 0x11, &err), 0, "%s", err.msg);
 	struct acpi_rsdp r;
 	memcpy(&r, guest_mem_ptr(&mem, rsdp, sizeof(r)), sizeof(r));
 	const uint8_t *x = table_at(&mem, r.xsdt_address, "XSDT");

@@ -109,6 +109,19 @@ Test(ioapic, id_register_starts_with_the_tables_id_and_keeps_only_bits_27_to_24)
 	cr_assert_eq(reg_read(0x00), 0x0f000000);
 }
 
+/* The ID every table and the register share: after the CPUs' while one
+ * below the APIC bus's broadcast 0xf is free, else 0 (QEMU's), so it always
+ * fits the register's 4 bits. */
+Test(ioapic, id_for_cpus_is_the_first_after_the_cpus_while_4_bits_hold_it)
+{
+	cr_expect_eq(ioapic_id_for_cpus(1), 1);
+	cr_expect_eq(ioapic_id_for_cpus(4), 4);
+	cr_expect_eq(ioapic_id_for_cpus(14), 14);
+	cr_expect_eq(ioapic_id_for_cpus(15), 0);
+	cr_expect_eq(ioapic_id_for_cpus(16), 0);
+	cr_expect_eq(ioapic_id_for_cpus(64), 0);
+}
+
 Test(ioapic, an_unmasked_entry_becomes_its_msi_route)
 {
 	route_pin(4, 0x31, 1);

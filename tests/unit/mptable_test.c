@@ -6,6 +6,7 @@
 
 #include "boot/boot.h"
 #include "boot/mptable.h"
+#include "devices/ioapic.h"
 #include "minivmm_abi.h"
 
 static uint8_t sum_bytes(const uint8_t *p, size_t len)
@@ -16,12 +17,12 @@ static uint8_t sum_bytes(const uint8_t *p, size_t len)
 	return sum;
 }
 
-static void check_table(unsigned ncpus, unsigned ioapic_version)
+static void check_table(unsigned ncpus, unsigned ioapic_id, unsigned ioapic_version)
 {
 	struct guest_mem mem;
 	struct vmm_err err = { 0 };
 	cr_assert_eq(guest_mem_init(&mem, 2 << 20, &err), 0, "%s", err.msg);
-	cr_assert_eq(mptable_write(&mem, ncpus, ioapic_version, &err), 0, "%u cpus: %s", ncpus, err.msg);
+	cr_assert_eq(mptable_write(&mem, ncpus, ioapic_id, ioapic_version, &err), 0, "%u cpus: %s", ncpus, err.msg);
 
 	const uint8_t *mpf_p = guest_mem_ptr(&mem, BOOT_MPTABLE_ADDR, sizeof(struct mpf_intel));
 	struct mpf_intel mpf;
@@ -71,7 +72,7 @@ static void check_table(unsigned ncpus, unsigned ioapic_version)
 	memcpy(&io, p, sizeof(io));
 	p += sizeof(io);
 	cr_expect_eq(io.type, MP_IOAPIC);
-	cr_expect_eq(io.apicid, ncpus);
+	cr_expect_eq(io.apicid, ioapic_id);
 	cr_expect_eq(io.apicver, ioapic_version);
 	cr_expect_eq(io.flags, MPC_APIC_USABLE);
 	cr_expect_eq(io.apicaddr, 0xfec00000u);
@@ -83,7 +84,7 @@ static void check_table(unsigned ncpus, unsigned ioapic_version)
 		cr_expect_eq(src.irqtype, MP_IRQ_INT);
 		cr_expect_eq(src.srcbus, bus.busid);
 		cr_expect_eq(src.srcbusirq, irq);
-		cr_expect_eq(src.dstapic, ncpus);
+		cr_expect_eq(src.dstapic, ioapic_id);
 		cr_expect_eq(src.dstirq, irq);
 	}
 	struct mpc_intsrc lint0, lint1;
@@ -109,14 +110,31 @@ ParameterizedTestParameters(mptable, checksums_and_entries_for_n_cpus)
 
 ParameterizedTest(unsigned *ncpus, mptable, checksums_and_entries_for_n_cpus)
 {
-	check_table(*ncpus, 0x11);   /* KVM's in-kernel IOAPIC */
+	check_table(*ncpus, ioapic_id_for_cpus(*ncpus), 0x11);   /* KVM's in-kernel IOAPIC */
 }
 
 /* The split irqchip's IOAPIC is version 0x20: the table must say so, or a
  * Linux booted from it (acpi=off) would think there is no EOI register. */
 Test(mptable, says_the_ioapic_version_it_is_given)
 {
-	check_table(2, 0x20);
+	check_table(2, 2, 0x20);
+}
+
+/* From 15 CPUs on no 4-bit ID is free: the IOAPIC takes 0 (QEMU's). */
+Test(mptable, names_the_ioapic_id_it_is_given)
+{
+	check_table(16, 0, 0x11);
+	check_table(3, 3, 0x11);
+}
+
+Test(mptable, rejects_an_ioapic_id_its_register_cannot_hold)
+{
+	struct guest_mem mem;
+	struct vmm_err err = { 0 };
+	cr_assert_eq(guest_mem_init(&mem, 2 << 20, &err), 0, "%s", err.msg);
+	cr_expect_eq(mptable_write(&mem, 16, 16, 0x11, &err), -EINVAL);
+	cr_expect(strstr(err.msg, "IOAPIC id 16") != NULL, "%s", err.msg);
+	guest_mem_destroy(&mem);
 }
 
 Test(mptable, rejects_zero_cpus)
@@ -124,7 +142,7 @@ Test(mptable, rejects_zero_cpus)
 	struct guest_mem mem;
 	struct vmm_err err = { 0 };
 	cr_assert_eq(guest_mem_init(&mem, 2 << 20, &err), 0, "%s", err.msg);
-	cr_expect_eq(mptable_write(&mem, 0, 0x11, &err), -EINVAL);
+	cr_expect_eq(mptable_write(&mem, 0, 0, 0x11, &err), -EINVAL);
 	guest_mem_destroy(&mem);
 }
 
@@ -133,7 +151,7 @@ Test(mptable, rejects_more_than_64_cpus)
 	struct guest_mem mem;
 	struct vmm_err err = { 0 };
 	cr_assert_eq(guest_mem_init(&mem, 2 << 20, &err), 0, "%s", err.msg);
-	cr_expect_eq(mptable_write(&mem, MPTABLE_MAX_CPUS + 1, 0x11, &err), -EINVAL);
+	cr_expect_eq(mptable_write(&mem, MPTABLE_MAX_CPUS + 1, 0, 0x11, &err), -EINVAL);
 	cr_expect_str_eq(err.msg,
 			 "65 vCPUs: the MP table describes 1 to 64");
 	guest_mem_destroy(&mem);
