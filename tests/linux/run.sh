@@ -191,6 +191,13 @@ name_rips() {
 	{ print }'
 }
 
+# flight_diag LOG CASE: the last KVM events before a crashed inner guest
+# (outer-init's flight recorder; all 48 stay in the log), rips named.
+flight_diag() {
+	tr -d '\r' < "$1" | grep 'OUTER: flight: [0-9]' | tail -n 12 | sed 's/.*OUTER: flight: */#   flight: /' |
+		name_rips "$(inner_vmlinux "$2")"
+}
+
 # check_case CASE LOG RUNSTATUS SECONDS: turn a log into ok/FAIL.
 # RUNSTATUS is the status of the outer QEMU (nested) or of minivmm (direct).
 check_case() {
@@ -262,6 +269,7 @@ check_case() {
 		# minivmm's threads and vCPUs when it hung (outer-init's stuck_dump).
 		grep 'OUTER: stuck:' "$clean" | grep -v 'stuck:     ' | sed 's/.*OUTER: stuck: */#   stuck: /' |
 			name_rips "$(inner_vmlinux "$c")"
+		flight_diag "$clean" "$c"
 		# The last lines of the inner run (or of the whole log) say how far it got.
 		if grep -q "OUTER: case=$c start" "$clean"; then
 			sed -n "/OUTER: case=$c start/,\$p" "$clean" | grep -v 'OUTER: done' | tail -n 8
@@ -410,6 +418,7 @@ for c in $cases; do
 		mv "$log" "$log.attempt1"
 		diag "$c: no result from the inner guest ($(first_failure "$log.attempt1")); log: $log.attempt1; running it once more"
 		reruns+=("$c ($(failure_kind "$log.attempt1"))")
+		flight_diag "$log.attempt1" "$c"
 		run_nested_case "$c" "$log"
 	fi
 	check_case "$c" "$log" "$st" "$secs"
