@@ -126,6 +126,9 @@ while [ "$done_iters" -lt "$boots" ]; do
 			outcome[$v,$i]=$r
 			secs=$(tr -d '\r' < "$log" | sed -n "s/.*OUTER: run-end vmm=$v case=$case iter=$i exit=[^ ]* seconds=\([0-9]*\).*/\1/p")
 			printf '%-10s %3d: %s%s\n' "$v" "$i" "$r" "${secs:+ (${secs}s)}"
+			# A triple fault's own exit, from the outer init's flight recorder.
+			tr -d '\r' < "$log" | sed -n "/OUTER: case=$case start vmm=$v iter=$i /,/OUTER: run-end vmm=$v case=$case iter=$i /p" |
+				grep -m 1 'OUTER: flight: .*reason shutdown' | sed 's/.*OUTER: flight: /               shutdown exit: /'
 		done
 	done
 	# Iterations the outer guest never got to are redone in the next one.

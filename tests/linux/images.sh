@@ -115,7 +115,9 @@ li_failure_kind() {
 		elif echo "$t" | grep -q 'outer guest wedged'; then echo "outer guest wedged before the case began"
 		else echo "outer guest died before the case began"
 		fi
-	elif echo "$t" | grep -q 'guest triple fault'; then echo "inner triple fault"
+	# minivmm says so; under QEMU the outer init's flight recorder shows the
+	# triple fault's own exit (QEMU -no-reboot exits 0 after one).
+	elif echo "$t" | grep -q 'guest triple fault\|OUTER: flight: .*reason shutdown'; then echo "inner triple fault"
 	elif echo "$t" | grep -q 'PANIC: double fault\|double fault:'; then echo "inner double fault"
 	elif echo "$t" | grep -q 'Kernel panic'; then echo "inner panic"
 	# A lockup in one of minivmm's own threads is the outer kernel's (the
