@@ -191,7 +191,7 @@ def write_boot_report(a, fails, info):
              'when the kernel\'s printk clock read 0 (smallest line stamp minus its printk time), early in setup_arch: '
              'VMM start-up, firmware, kernel load and decompression come before it. **KVM exits**: the VM\'s counters in the outer '
              'kernel\'s debugfs, read at the /init line. Then the inner init resets (`reboot -f`, i8042).')
-    L.append(f'- Each figure: median [min–max] over the boots. Host load before the run: {a.load}. '
+    L.append(f'- Each figure: median [min–max] over the boots. Outer guest emulated by {a.outer}. Host load before the run: {a.load}. '
              f'Build {a.build_secs} s, outer run {a.run_secs} s ({info.get("outer_boots", 0)} outer boot(s)).')
     L.append('')
     L += boot_table(boots, fails, vmms)
@@ -224,6 +224,7 @@ def main():
     ap.add_argument('--run-secs', default='?')
     ap.add_argument('--load', default='?')
     ap.add_argument('--boot-args', default='')
+    ap.add_argument('--outer', default='?', help='the outer emulator, as its --version names it')
     ap.add_argument('log')
     ap.add_argument('out')
     a = ap.parse_args()
@@ -275,7 +276,7 @@ def main():
              'The CPU window runs from BENCH-BEGIN to BENCH-END as the outer init sees them on the inner console '
              '(iperf3: includes its connection set-up, so ~1.5 s longer than the test; rrbench: the test itself).')
     wedged = sum(1 for d in fails if d.get('vmm') == 'outer')
-    L.append(f'- Host load before the run: {a.load}. Build {a.build_secs} s, outer runs {a.run_secs} s '
+    L.append(f'- Outer guest emulated by {a.outer}. Host load before the run: {a.load}. Build {a.build_secs} s, outer runs {a.run_secs} s '
              f'({info.get("outer_boots", 0)} outer boots, {wedged} of them wedged or ended early and redone).')
     L.append('')
     for t, title, unit in TESTS:

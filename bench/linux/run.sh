@@ -97,7 +97,8 @@ echo "bench/linux: $mode mode, $rounds round(s), ${secs}s windows, load $(cut -d
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not installed"
 . "$repo/tests/linux/images.sh"   # li_outer_qemu: the outer guest's emulator, as the tests use it
 li_outer_qemu || die "$oqemu_err"
-echo "bench/linux: outer guest emulated by $("${oqemu[@]}" --version | head -n 1)" >&2
+outer_version=$("${oqemu[@]}" --version | head -n 1)
+echo "bench/linux: outer guest emulated by $outer_version" >&2
 [ -e /usr/share/qemu/bios-microvm.bin ] || die "/usr/share/qemu/bios-microvm.bin missing (qemu-system-data)"
 
 # --- inner kernel (cached) ---
@@ -213,7 +214,7 @@ done
 t_end=$(date +%s)
 echo "# run $((t_end - t_built))s, total $((t_end - t_start))s" >> "$log"
 python3 "$here/report.py" --mode "$mode" --rounds "$rounds" --secs "$secs" --tests "$tests" \
-	--build-secs $((t_built - t_start)) --run-secs $((t_end - t_built)) --load "$load0" --boot-args "$boot_args" \
+	--build-secs $((t_built - t_start)) --run-secs $((t_end - t_built)) --load "$load0" --boot-args "$boot_args" --outer "$outer_version" \
 	"$log" "$out" || die "report failed"
 cat "$out/results.md"
 grep -aqE 'L(BENCH|BOOT) ' "$log" || exit 1
