@@ -79,10 +79,15 @@ token=$(od -An -N4 -tx4 /dev/urandom | tr -d ' \n')
 nvmms=$(echo "$vmms" | tr ',' '\n' | wc -l)
 echo "count: $case, $boots boots each of $vmms, $per_outer per outer guest, load $(cut -d' ' -f1-3 /proc/loadavg), logs in $out/"
 
+# segment LOG VMM ITER: the outer log's lines of one inner boot.
+segment() {
+	tr -d '\r' < "$1" | sed -n "/OUTER: case=$case start vmm=$2 iter=$3 /,/OUTER: run-end vmm=$2 case=$case iter=$3 /p"
+}
+
 # classify LOG VMM ITER: how one inner boot ended (one word or phrase).
 classify() {
 	local seg
-	seg=$(tr -d '\r' < "$1" | sed -n "/OUTER: case=$case start vmm=$2 iter=$3 /,/OUTER: run-end vmm=$2 case=$case iter=$3 /p")
+	seg=$(segment "$1" "$2" "$3")
 	[ -n "$seg" ] || { echo "not run"; return; }
 	local endl exitst
 	endl=$(echo "$seg" | grep -m 1 'OUTER: run-end')
@@ -127,8 +132,8 @@ while [ "$done_iters" -lt "$boots" ]; do
 			secs=$(tr -d '\r' < "$log" | sed -n "s/.*OUTER: run-end vmm=$v case=$case iter=$i exit=[^ ]* seconds=\([0-9]*\).*/\1/p")
 			printf '%-10s %3d: %s%s\n' "$v" "$i" "$r" "${secs:+ (${secs}s)}"
 			# A triple fault's own exit, from the outer init's flight recorder.
-			tr -d '\r' < "$log" | sed -n "/OUTER: case=$case start vmm=$v iter=$i /,/OUTER: run-end vmm=$v case=$case iter=$i /p" |
-				grep -m 1 'OUTER: flight: .*reason shutdown' | sed 's/.*OUTER: flight: /               shutdown exit: /'
+			segment "$log" "$v" "$i" | grep -m 1 'OUTER: flight: .*reason shutdown' |
+				sed 's/.*OUTER: flight: /               shutdown exit: /'
 		done
 	done
 	# Iterations the outer guest never got to are redone in the next one.
