@@ -10,7 +10,12 @@
 #define LAPIC_SVR      0x0f0
 #define LAPIC_ICR_LO   0x300
 #define LAPIC_ICR_HI   0x310
+#define LAPIC_LVT_TIMER 0x320
 #define LAPIC_LVT0     0x350
+#define LAPIC_TMICT    0x380
+#define LAPIC_TDCR     0x3e0
+
+#define TDCR_DIV1      0xb
 
 #define ICR_INIT       0x00000500
 #define ICR_STARTUP    0x00000600
@@ -40,6 +45,18 @@ uint32_t lapic_id(void)
 void lapic_eoi(void)
 {
 	wr(LAPIC_EOI, 0);
+}
+
+void lapic_timer_oneshot(uint8_t vector, uint32_t count)
+{
+	wr(LAPIC_TDCR, TDCR_DIV1);
+	wr(LAPIC_LVT_TIMER, vector);    /* one-shot, unmasked */
+	wr(LAPIC_TMICT, count);
+}
+
+void lapic_timer_stop(void)
+{
+	wr(LAPIC_TMICT, 0);
 }
 
 static void send_ipi(uint32_t apic_id, uint32_t cmd)

@@ -9,6 +9,10 @@
 void lapic_init(void);
 uint32_t lapic_id(void);
 void lapic_eoi(void);
+/* One timer interrupt on `vector` after `count` bus clocks (divide by 1;
+ * KVM's APIC bus runs at 1 GHz unless the VMM changed it), and its cancel. */
+void lapic_timer_oneshot(uint8_t vector, uint32_t count);
+void lapic_timer_stop(void);
 /* INIT, then two STARTUPs with the given vector, per the MP spec. */
 void lapic_start_ap(uint32_t apic_id, uint8_t sipi_vector);
 

@@ -62,9 +62,11 @@
 #define TG_SYS_TRIPLE_FAULT 0       /* load an empty IDT, then #UD */
 #define TG_SYS_HALT         1       /* cli; hlt forever (park this vCPU) */
 #define TG_SYS_CPUID        2       /* CPUID leaf EDI, subleaf ESI at CPL0 -> EAX..EDX */
+#define TG_SYS_WAIT_IRQ     3       /* sti; hlt unless tg_net_irq_count moved from RDI */
 
 #define TG_SPURIOUS_VECTOR  0xff    /* LAPIC spurious vector; handler: iretq */
 #define TG_NET_IRQ_VECTOR   0x40    /* virtio-net interrupt (irq=1): netirq.S */
+#define TG_WAKE_VECTOR      0x41    /* LAPIC timer bounding a halt (idle=halt): netirq.S */
 
 #define TG_RFLAGS_USER      0x202   /* IF=1, reserved bit 1 */
 #define TG_CR0_LONG         0x80010033  /* PG WP NE ET MP PE; CD/NW clear */

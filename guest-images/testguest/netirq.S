@@ -1,6 +1,6 @@
-/* CPL0 handler of the virtio-net interrupt (vector TG_NET_IRQ_VECTOR,
- * test option irq=1). Emulated under PVM, so it is a handful of
- * instructions: read InterruptStatus, write the same bits to
+/* CPL0 handlers of the virtio-net interrupt (vector TG_NET_IRQ_VECTOR,
+ * test option irq=1) and of the timer that bounds an idle=halt sleep.
+ * Emulated under PVM, so each is a handful of instructions. The net one: read InterruptStatus, write the same bits to
  * InterruptACK (again while new bits show up, at most 4 rounds, so a level
  * line the VMM raises from the status cannot stay high and swallow the next
  * edge), count, LAPIC EOI, iretq. The CPL3 loop watches tg_net_irq_count. */
@@ -33,6 +33,16 @@ tg_net_irq_entry:
 	movl $0, (%rax)
 	popq %rdx
 	popq %rcx
+	popq %rax
+	iretq
+
+/* CPL0 handler of the LAPIC timer that bounds an idle=halt sleep (vector
+ * TG_WAKE_VECTOR): it only has to end the hlt, so EOI and return. */
+	.globl tg_wake_entry
+tg_wake_entry:
+	pushq %rax
+	movl $LAPIC_EOI_ADDR, %eax
+	movl $0, (%rax)
 	popq %rax
 	iretq
 

@@ -30,6 +30,7 @@
 #define DRAIN_US         200000     /* after stop: let the last replies go */
 #define WAIT_IDLE_US     10000000   /* BSP: no worker progress for this long */
 #define IRQ_WAIT_US      200000     /* irq=1: wait this long per interrupt */
+#define HALT_BOUND_NS    50000000   /* idle=halt: LAPIC timer wakes a sleep after ~this */
 #define LINK_POLL_US     20000      /* echo/sink queue 0: link status read this often */
 #define RX_BATCH         64
 #define GEN_BATCH        64
@@ -53,6 +54,8 @@ struct net_params {
 	int pairs;                  /* VQ_PAIRS_SET value, -1: queues */
 	uint64_t rx_pause_ms;
 	int irq, irq_level, offload, verbose;
+	int halt;                   /* idle=halt: sleep in hlt instead of spinning */
+	uint64_t spin_us;           /* idle=halt: spin this long first */
 };
 
 /* Counters of one queue pair, written only by its vCPU. */
@@ -65,6 +68,7 @@ struct qstat {
 	uint64_t moved;             /* sink: flows also seen on another queue */
 	uint64_t usecs;                             /* net-gen */
 	uint64_t irq_wakeups, irq_missed;           /* irq=1, queue 0 */
+	uint64_t halts;                             /* idle=halt, queue 0 */
 	uint64_t partial;           /* NEEDS_CSUM although GUEST_CSUM is not negotiated */
 	uint64_t progress;          /* moves while the worker makes progress */
 	int done;
@@ -171,6 +175,18 @@ static void get_sizes(void)
 	prm.size_max = (unsigned)b;
 }
 
+/* idle=poll (the default) spins while queue 0 waits; idle=halt sleeps. */
+static int get_idle_halt(void)
+{
+	const char *v = cmdline_get("idle", "poll");
+
+	if (!strcmp(v, "poll"))
+		return 0;
+	if (!strcmp(v, "halt"))
+		return 1;
+	bad_param("idle");
+}
+
 static void parse_params(void)
 {
 	int have_count = cmdline_find("count", 0) >= 0;
@@ -190,6 +206,9 @@ static void parse_params(void)
 	prm.irq = get_flag("irq");
 	prm.irq_level = get_flag("irq-level");
 	prm.irq |= prm.irq_level;
+	prm.halt = get_idle_halt();
+	prm.irq |= prm.halt;
+	prm.spin_us = get_num("spin-us", 20, 0, 1000000);
 	prm.offload = get_flag("offload");
 	prm.verbose = cmdline_find("debug", 0) >= 0;
 	if (prm.queues > smp_cpu_count()) {
@@ -433,15 +452,29 @@ static unsigned rx_service(struct vnet_pair *p, struct qstat *st, unsigned budge
 	return n;
 }
 
+/* idle=halt: give the host CPU back until the interrupt counted as c0
+ * moves (the LAPIC timer bounds the sleep, so a lost interrupt only costs
+ * time and still shows as missed). The vCPU blocks in the VMM's halt. */
+static void halt_for_irq(struct qstat *st, uint64_t c0)
+{
+	lapic_timer_oneshot(TG_WAKE_VECTOR, HALT_BOUND_NS);
+	tg_wait_irq(c0);
+	lapic_timer_stop();
+	st->halts++;
+}
+
 /* irq=1, queue 0: arm the used-ring interrupt, then wait for the handler
- * to count one (bounded). A timeout with frames waiting is a missed one. */
+ * to count one (bounded). A timeout with frames waiting is a missed one.
+ * With idle=halt, after spin_us of spinning the vCPU sleeps instead, as a
+ * NAPI guest with an idle loop does. */
 static void irq_wait(struct vnet_pair *p, struct qstat *st)
 {
-	uint64_t c0 = tg_net_irq_count, end;
+	uint64_t c0 = tg_net_irq_count, end, spin_end;
 
 	if (virtq_update_used_event(&p->rx))
 		return;                 /* already something to do */
 	end = tsc_deadline_us(IRQ_WAIT_US);
+	spin_end = tsc_deadline_us(prm.spin_us);
 	while (tg_net_irq_count == c0) {
 		if (stopped())
 			return;
@@ -450,7 +483,10 @@ static void irq_wait(struct vnet_pair *p, struct qstat *st)
 				st->irq_missed++;
 			return;
 		}
-		cpu_pause();
+		if (prm.halt && tsc_passed(spin_end))
+			halt_for_irq(st, c0);
+		else
+			cpu_pause();
 	}
 	st->irq_wakeups++;
 }
@@ -809,9 +845,9 @@ static void report(void)
 		kicks += p->tx.kicks;
 	}
 	if (prm.irq)
-		tg_printf("testguest: irq count %llu wakeups %llu missed %llu status 0x%x\n",
+		tg_printf("testguest: irq count %llu wakeups %llu missed %llu halts %llu status 0x%x\n",
 			  U(tg_net_irq_count), U(qs[0].irq_wakeups), U(qs[0].irq_missed),
-			  tg_net_irq_status);
+			  U(qs[0].halts), tg_net_irq_status);
 	switch (mode) {
 	case NET_ECHO:
 		tg_printf("testguest: net-echo done rx %llu tx %llu drops %llu\n",

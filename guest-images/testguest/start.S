@@ -161,6 +161,8 @@ tg_syscall_entry:
 	je sys_halt
 	cmpq $TG_SYS_CPUID, %rax
 	je sys_cpuid
+	cmpq $TG_SYS_WAIT_IRQ, %rax
+	je sys_wait_irq
 	movq $-1, %rax                          /* unknown: return -1 */
 	iretq
 sys_cpuid:
@@ -168,6 +170,15 @@ sys_cpuid:
 	movl %esi, %ecx
 	cpuid
 	iretq
+/* The gate cleared IF, so an interrupt after CPL3's last look at the count
+ * is either counted already (compare) or pending until sti's shadow ends,
+ * inside hlt: it wakes this vCPU, its handler runs, iretq restores CPL3. */
+sys_wait_irq:
+	cmpq tg_net_irq_count, %rdi
+	jne 1f
+	sti
+	hlt
+1:	iretq
 sys_triple_fault:
 	lidtq tg_empty_idtr                     /* limit 0: every vector faults */
 	ud2                                     /* #UD -> #GP -> #DF -> shutdown */

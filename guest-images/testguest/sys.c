@@ -30,6 +30,13 @@ void tg_cpuid_cpl0(uint32_t leaf, uint32_t sub, uint32_t *a, uint32_t *b, uint32
 	*d = (uint32_t)rdx;
 }
 
+void tg_wait_irq(uint64_t seen)
+{
+	uint64_t rax = ((uint64_t)TG_SYSCALL_MAGIC << 32) | TG_SYS_WAIT_IRQ;
+
+	__asm__ volatile("int3" : "+a"(rax) : "D"(seen) : "memory");
+}
+
 void tg_halt(void)
 {
 	for (;;)

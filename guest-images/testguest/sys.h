@@ -30,6 +30,10 @@ __attribute__((noreturn)) void tg_halt(void);
  * reports the host CPU; at CPL0 it reaches KVM, as on VMX/SVM. */
 void tg_cpuid_cpl0(uint32_t leaf, uint32_t sub, uint32_t *a, uint32_t *b, uint32_t *c,
 		   uint32_t *d);
+/* Sleep in hlt at CPL0 until an interrupt comes, unless tg_net_irq_count
+ * is no longer `seen` (then at once): the gate keeps interrupts off until
+ * the hlt, so none is missed between the caller's look and the sleep. */
+void tg_wait_irq(uint64_t seen);
 /* Ask CPL0 to load an empty IDT and fault. */
 void tg_triple_fault(void);
 

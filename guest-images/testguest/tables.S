@@ -17,6 +17,8 @@ tg_vectors:
 	jmp tg_syscall_entry
 	.elseif vec == TG_NET_IRQ_VECTOR
 	jmp tg_net_irq_entry            /* netirq.S */
+	.elseif vec == TG_WAKE_VECTOR
+	jmp tg_wake_entry               /* netirq.S */
 	.elseif vec == 3
 	jmp tg_int3_entry               /* breakpoint or magic syscall */
 	.else

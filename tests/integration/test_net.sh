@@ -168,6 +168,15 @@ t_net_interrupt_path() { net_interrupt_path irq=1; }
 # LAPIC EOI of the vector comes back as KVM_EXIT_IOAPIC_EOI.
 t_net_interrupt_path_split_irqchip() { net_interrupt_path irq=1 --irqchip=split; }
 t_net_interrupt_path_split_irqchip_level() { net_interrupt_path irq-level=1 --irqchip=split; }
+# idle=halt: the guest sleeps in hlt between frames (a NAPI guest's idle
+# loop), so every wake-up is the device's interrupt or the guest's bounding
+# LAPIC timer; the echo must still be complete and the guest must have slept.
+net_interrupt_path_halt() {
+	net_interrupt_path idle=halt "$@" || return 1
+	expect_line "irq count [1-9][0-9]* wakeups [0-9]* missed 0 halts [1-9][0-9]*" "$OUT"
+}
+t_net_interrupt_path_halt() { net_interrupt_path_halt; }
+t_net_interrupt_path_halt_split_irqchip() { net_interrupt_path_halt --irqchip=split; }
 
 t_net_bad_options_refused() {
 	cli_refuses "--net queues: '0' is not a number" --kernel "$TESTGUEST" --net queues=0 || return 1
