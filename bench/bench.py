@@ -101,6 +101,11 @@ def cfgs_for(M, xdp):
             extra = dict(rate=0) if w == 'rxb' else {}
             add(w, queues=1, pin='on', **extra)
             add(w, queues=1, engine='epoll', **extra)
+        # a guest that sleeps when its ring is empty (hlt, woken by the
+        # device's interrupt) instead of spinning: the core it frees is
+        # the one the worker (or QEMU's I/O thread) needs on a small host
+        add('rxb', queues=1, rate=0, guest='halt')
+        add('rxb', base=QEMU, queues=1, rate=0, guest='halt')
     # per load level (minivmm tap 1q, RX from the blaster), default polling and poll-us=auto
     for rate in M['levels']:
         add('rxb', queues=1, rate=rate)
@@ -127,6 +132,8 @@ def cfgs_for(M, xdp):
     ceiling('xdp-rx')
     if xdp:
         add('rxb', backend='xdp', rate=0)
+        if some:
+            add('rxb', backend='xdp', rate=0, guest='halt')
     if every:
         for q in M['queues']:
             # xdp only at 1 queue: the namespace's veth has one queue, so the blaster and the

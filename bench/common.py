@@ -96,4 +96,6 @@ def cfg_label(c):
             s += f" poll={c['poll']}"
     if 'rate' in c:
         s += ' @' + (f"{c['rate'] // 1000}k" if c['rate'] else 'max')
+    if c.get('guest'):
+        s += f" guest={c['guest']}"
     return s

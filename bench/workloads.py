@@ -140,7 +140,8 @@ def run_rxb(cfg, size, M, tmp):
     q = cfg['queues']
     dur = M['warm'] + M['window']
     be = cfg['backend']
-    vm = VM(cfg, f'test=net-sink queues={q} secs={math.ceil(dur + 8)}', tmp + '.out')
+    idle = ' idle=halt' if cfg.get('guest') == 'halt' else ''
+    vm = VM(cfg, f'test=net-sink queues={q} secs={math.ceil(dur + 8)}{idle}', tmp + '.out')
     try:
         vm.ready('net-sink')
         resolve_guest(be)
