@@ -175,11 +175,15 @@ bool csum_complete_partial(uint8_t *frame, uint32_t len)
 	uint16_t have = get16(l.hdr + field);
 	if (l.proto == IPPROTO_UDP_ && have == 0)
 		return false;   /* UDP over IPv4 without a checksum (IPv6 requires one) */
+	/* Compared first because it is cheap: only a field that holds the
+	 * pseudo-header sum can be a partial checksum, so every other frame
+	 * (valid, or wrong and left for the guest to drop) is passed over
+	 * without summing its payload. */
+	if (have != fold(l.pseudo))
+		return false;
 	uint32_t full = csum_add(l.pseudo, l.hdr, l.len);
 	if (fold(full) == 0xffff)
-		return false;   /* valid as it is */
-	if (have != fold(l.pseudo))
-		return false;   /* wrong, but not a partial one: left for the guest to drop */
+		return false;   /* valid as it is: the field happens to equal the pseudo sum */
 	/* The field holds the pseudo-header sum, so the sum over the packet as
 	 * it is already counts the pseudo header once: its complement is the
 	 * checksum. */
