@@ -118,7 +118,9 @@ def header_md(M, meta):
   (powers of two up to cores/2, at least 1 and 2). Pinned rows put vCPU i and worker j on the host's CPUs in turn;
   the blaster and ceiling peers take the last CPU.
 - **Oversubscription:** the test guest busy-polls one vCPU per queue pair. With {cores} cores, a row whose
-  vCPUs + workers + host peer exceed {cores} measures scheduling contention, not scaling.
+  vCPUs + workers + host peer exceed {cores} measures scheduling contention, not scaling. Rows marked
+  `guest=halt` run the guest with `idle=halt`: its RX queue sleeps in `hlt` when empty and the device's
+  interrupt wakes it (as a Linux guest's idle loop), so its vCPU takes only the CPU it works with.
 - minivmm {meta['minivmm']} vs {meta['qemu']} (`-M microvm`, `virtio-net-device`, userspace virtio-net,
   vhost=off, `mq=on` with queues>1) on the same tap+bridge, measured in the same run, interleaved.
   {xdp}{only}
