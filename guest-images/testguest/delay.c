@@ -1,6 +1,7 @@
 #include "delay.h"
 
 #include "io.h"
+#include "sys.h"
 
 #define PIT_HZ        1193182u
 #define PIT_CH0       0x40
@@ -55,25 +56,29 @@ static uint64_t pit_measure(void)
 	return (t1 - t0) * PIT_HZ / elapsed;
 }
 
-/* Hypervisor timing leaf (KVM/QEMU, VMware), then Intel leaves 0x15/0x16. */
+/* Hypervisor timing leaf (KVM/QEMU, VMware), then Intel leaves 0x15/0x16,
+ * read at CPL0 as a kernel reads them: under PVM a CPUID at CPL3 runs on
+ * the host CPU and shows the host's hypervisor leaves, not the VMM's, and
+ * the guest would then spend 10 ms calibrating against the PIT (or, with
+ * no PIT, guess). On VMX/SVM both reach KVM and give the same answer. */
 static uint64_t cpuid_hz(void)
 {
 	uint32_t a, b, c, d, max;
 
-	cpuid(0x40000000, 0, &max, &b, &c, &d);
+	tg_cpuid_cpl0(0x40000000, 0, &max, &b, &c, &d);
 	if (max >= 0x40000010 && max < 0x40000100) {
-		cpuid(0x40000010, 0, &a, &b, &c, &d);
+		tg_cpuid_cpl0(0x40000010, 0, &a, &b, &c, &d);
 		if (a)
 			return (uint64_t)a * 1000;
 	}
-	cpuid(0, 0, &max, &b, &c, &d);
+	tg_cpuid_cpl0(0, 0, &max, &b, &c, &d);
 	if (max >= 0x15) {
-		cpuid(0x15, 0, &a, &b, &c, &d);
+		tg_cpuid_cpl0(0x15, 0, &a, &b, &c, &d);
 		if (a && b && c)
 			return (uint64_t)c * b / a;
 	}
 	if (max >= 0x16) {
-		cpuid(0x16, 0, &a, &b, &c, &d);
+		tg_cpuid_cpl0(0x16, 0, &a, &b, &c, &d);
 		if (a)
 			return (uint64_t)a * 1000000;
 	}
