@@ -1,9 +1,10 @@
 /* CPL0 handlers of the virtio-net interrupt (vector TG_NET_IRQ_VECTOR,
  * test option irq=1) and of the timer that bounds an idle=halt sleep.
- * Emulated under PVM, so each is a handful of instructions. The net one: read InterruptStatus, write the same bits to
- * InterruptACK (again while new bits show up, at most 4 rounds, so a level
- * line the VMM raises from the status cannot stay high and swallow the next
- * edge), count, LAPIC EOI, iretq. The CPL3 loop watches tg_net_irq_count. */
+ * Emulated under PVM, so each is a handful of instructions. The net one:
+ * read InterruptStatus, write the same bits to InterruptACK (again while
+ * new bits show up, at most 4 rounds, so a level line the VMM raises from
+ * the status cannot stay high and swallow the next edge), count, LAPIC EOI,
+ * iretq. The CPL3 loop watches tg_net_irq_count. */
 #include "layout.h"
 
 #define VIRTIO_MMIO_INTERRUPT_STATUS 0x060
