@@ -346,9 +346,9 @@ TARGETS = [
     'tap RX ≥ 1.5 × QEMU (blaster, guest idle=halt)',
     'AF_XDP TX ≥ 0.9 × plain AF_XDP',
     'AF_XDP RX ≥ 0.9 × plain AF_XDP',
+    'AF_XDP RX ≥ 0.9 × plain AF_XDP (guest idle=halt)',
     'AF_XDP worker CPU/frame ≤ ½ tap (TX)',
     'AF_XDP worker CPU/frame ≤ ½ tap (RX)',
-    'AF_XDP RX ≥ 0.9 × plain AF_XDP (guest idle=halt)',
     'AF_XDP worker CPU/frame ≤ ½ tap (RX, guest idle=halt)',
     'idle worker CPU ≤ 1 % (poll-us=auto)',
     'resident memory ≤ 4 MB (idle, networked)',
@@ -380,6 +380,20 @@ def why(rs):
     return 'a figure is missing'
 
 
+def tap_rx_targets(offered_name, qemu_name, rx, rxq):
+    """The two tap RX targets of one guest kind: delivered ÷ offered, and ÷ QEMU's."""
+    d = val(rx, 'delivered_pct')
+    v = d / 100 if d is not None else None
+    out = [target_line(offered_name, v, 0.9, True,
+                       f'×{v:.2f} ({fmt(val(rx, "rate"))} of {fmt(val(rx, "offered_pps"))} pps)' if v else None,
+                       why(rx))]
+    v = ratio(val(rx, 'rate'), val(rxq, 'rate'))
+    out.append(target_line(qemu_name, v, 1.5, True,
+                           f'×{v:.2f} ({fmt(val(rx, "rate"))} vs {fmt(val(rxq, "rate"))} pps)' if v else None,
+                           why(rx if not val(rx, 'rate') else rxq)))
+    return out
+
+
 def targets(g, boots, ceil_med):
     T = []
     mv = lambda w, **kw: g.get((w, cfg_label(dict(BASE, queues=1, **kw)), 64, 0), [])
@@ -394,51 +408,27 @@ def targets(g, boots, ceil_med):
                          f'×{v:.2f} ({fmt(val(tx, "rate"))} vs {fmt(val(txq, "rate"))} pps)' if v else None,
                          why(tx if not val(tx, 'rate') else txq)))
     rx, rxq = mv('rxb', rate=0), qm('rxb', rate=0)
-    d = val(rx, 'delivered_pct')
-    v = d / 100 if d is not None else None
-    T.append(target_line(TARGETS[2], v, 0.9, True,
-                         f'×{v:.2f} ({fmt(val(rx, "rate"))} of {fmt(val(rx, "offered_pps"))} pps)' if v else None,
-                         why(rx)))
-    v = ratio(val(rx, 'rate'), val(rxq, 'rate'))
-    T.append(target_line(TARGETS[3], v, 1.5, True,
-                         f'×{v:.2f} ({fmt(val(rx, "rate"))} vs {fmt(val(rxq, "rate"))} pps)' if v else None,
-                         why(rx if not val(rx, 'rate') else rxq)))
-    drops = [r.get('vmm_drops_run') for r in good(rx) if r.get('vmm_drops_run') is not None]
-    v = max(drops) if drops else None
-    T.append(target_line(TARGETS[4], v, 0, False, f'{v} frames (worst run)' if v is not None else None, why(rx)))
     # The same against a guest that sleeps when its ring is empty: on a host
     # with fewer free cores than busy threads, the spinning guest's vCPU
     # takes the CPU the worker needs (docs/benchmarks.md, "RX and the guest").
     rh, rhq = mv('rxb', rate=0, guest='halt'), qm('rxb', rate=0, guest='halt')
-    d = val(rh, 'delivered_pct')
-    v = d / 100 if d is not None else None
-    T.append(target_line(TARGETS[5], v, 0.9, True,
-                         f'×{v:.2f} ({fmt(val(rh, "rate"))} of {fmt(val(rh, "offered_pps"))} pps)' if v else None,
-                         why(rh)))
-    v = ratio(val(rh, 'rate'), val(rhq, 'rate'))
-    T.append(target_line(TARGETS[6], v, 1.5, True,
-                         f'×{v:.2f} ({fmt(val(rh, "rate"))} vs {fmt(val(rhq, "rate"))} pps)' if v else None,
-                         why(rh if not val(rh, 'rate') else rhq)))
+    T += tap_rx_targets(TARGETS[2], TARGETS[3], rx, rxq)
+    drops = [r.get('vmm_drops_run') for r in good(rx) if r.get('vmm_drops_run') is not None]
+    v = max(drops) if drops else None
+    T.append(target_line(TARGETS[4], v, 0, False, f'{v} frames (worst run)' if v is not None else None, why(rx)))
+    T += tap_rx_targets(TARGETS[5], TARGETS[6], rh, rhq)
     xt, xr = mv('tx', backend='xdp'), mv('rxb', backend='xdp', rate=0)
-    for name, rs, mode in ((TARGETS[7], xt, 'xdp-tx'), (TARGETS[8], xr, 'xdp-rx')):
+    xh = mv('rxb', backend='xdp', rate=0, guest='halt')
+    for name, rs, mode in ((TARGETS[7], xt, 'xdp-tx'), (TARGETS[8], xr, 'xdp-rx'), (TARGETS[9], xh, 'xdp-rx')):
         v = val(rs, 'ceil_frac')
         T.append(target_line(name, v, 0.9, True,
                              f'×{v:.2f} ({fmt(val(rs, "rate"))} vs {fmt(ceil_med.get((mode, 64)))} pps)' if v else
                              None, why(rs)))
-    for name, x, t in ((TARGETS[9], xt, tx), (TARGETS[10], xr, rx)):
+    for name, x, t in ((TARGETS[10], xt, tx), (TARGETS[11], xr, rx), (TARGETS[12], xh, rh)):
         a, b = val(x, 'wrk_ns_frame_win'), val(t, 'wrk_ns_frame_win')
         v = ratio(a, b)
         T.append(target_line(name, v, 0.5, False, f'×{v:.2f} ({fmt(a)} vs {fmt(b)} ns/frame)' if v else None,
                              why(x if not a else t)))
-    xh = mv('rxb', backend='xdp', rate=0, guest='halt')
-    v = val(xh, 'ceil_frac')
-    T.append(target_line(TARGETS[11], v, 0.9, True,
-                         f'×{v:.2f} ({fmt(val(xh, "rate"))} vs {fmt(ceil_med.get(("xdp-rx", 64)))} pps)' if v else
-                         None, why(xh)))
-    a, b = val(xh, 'wrk_ns_frame_win'), val(rh, 'wrk_ns_frame_win')
-    v = ratio(a, b)
-    T.append(target_line(TARGETS[12], v, 0.5, False, f'×{v:.2f} ({fmt(a)} vs {fmt(b)} ns/frame)' if v else None,
-                         why(xh if not a else rh)))
     idle = g.get(('idle', cfg_label(dict(BASE, queues=1, poll='auto')), 64, 0), [])
     v = val(idle, 'wrk_cpu_pct')
     T.append(target_line(TARGETS[13], v, 1.0, False, f'{v:.2f} % of a core' if v is not None else None, why(idle)))
