@@ -63,10 +63,17 @@ static void test_smp(void)
 }
 
 /* partial=1: last words without a newline, which the VMM's console buffer
- * must still write out when the guest exits or crashes (test_boot.sh). */
+ * must still write out when the guest exits or crashes (test_boot.sh).
+ * lines=N first prints N numbered lines: enough of them (a few hundred
+ * bytes) and the VMM has KVM queue the transmits in its coalesced ring, so
+ * the last words follow queued bytes. */
 static void tg_print_last_words(void)
 {
-	uint64_t partial;
+	uint64_t partial, lines;
+	if (cmdline_get_u64("lines", 0, &lines) == 0)
+		for (uint64_t i = 1; i <= lines; i++)
+			tg_printf("testguest: line %llu of %llu\n", (unsigned long long)i,
+				  (unsigned long long)lines);
 	if (cmdline_get_u64("partial", 0, &partial) == 0 && partial)
 		tg_printf("testguest: last bytes, no newline");
 }

@@ -82,14 +82,21 @@ t_guest_exception_is_reported() {
 }
 
 # The console buffers guest output until a newline (devices/serial.c) and KVM
-# queues transmits in its coalesced ring: a guest's last bytes without a
-# newline still reach the console when it exits or crashes, on stdio and
-# to a file.
+# queues transmits in its coalesced ring once a guest has printed a few
+# hundred bytes: a guest's last bytes without a newline still reach the
+# console when it exits or crashes, on stdio and to a file, after few
+# lines (no queue) and after many (queued), every line in order.
 t_serial_last_bytes_survive_exit_and_crash() {
 	local out="$TMP_ROOT/last.out" file="$TMP_ROOT/last.txt" test want
-	for test in "exit code=3 partial=1" "triple-fault partial=1"; do
+	for test in "exit code=3 partial=1" "triple-fault partial=1" \
+		    "exit code=3 lines=40 partial=1" "triple-fault lines=40 partial=1"; do
 		run_vm "$out" --kernel "$TESTGUEST" --cmdline "test=$test" < /dev/null
 		expect_line "testguest: last bytes, no newline" "$out" || return 1
+		if [[ $test == *lines=40* ]]; then
+			want=$(seq 1 40 | sed 's/.*/testguest: line & of 40/')
+			[ "$(grep '^testguest: line ' "$out")" = "$want" ] ||
+				{ fail "test=$test: the 40 numbered lines are not all there in order"; return 1; }
+		fi
 		run_vm "$out" --kernel "$TESTGUEST" --serial "file:$file" --cmdline "test=$test" < /dev/null
 		want="testguest: last bytes, no newline"
 		[ "$(tail -c ${#want} "$file")" = "$want" ] ||
