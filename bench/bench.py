@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hostinfo  # noqa: E402
 import report  # noqa: E402
 from ceilings import CEILING_MODES, run_ceiling  # noqa: E402
-from common import BASE, QEMU, cfg_label, log, read, tool  # noqa: E402
+from common import BASE, BOOT_VMMS, QEMU, cfg_label, log, read, tool  # noqa: E402
 from gate import Gate  # noqa: E402
 from workloads import run_boot, run_idle, run_rr, run_rx, run_rxb, run_tx  # noqa: E402
 
@@ -239,7 +239,7 @@ def main():
         if a.only and not re.search(a.only, 'boot'):
             continue
         g = gate.wait()
-        for vmm in ('minivmm',) + (() if a.no_qemu else ('qemu',)):
+        for vmm in BOOT_VMMS[:2] + (() if a.no_qemu else BOOT_VMMS[2:]):
             for k in range(max(1, M['boots'] // M['runs'])):
                 b = run_boot(vmm, os.path.join(tmpd, f'boot-{vmm}-{rep}-{k}'))
                 b.update(vmm=vmm, rep=rep, **g)

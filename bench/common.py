@@ -79,6 +79,12 @@ def ratio(a, b):
 
 
 # ---------------------------------------------------------------- configurations
+# The start-up rows: minivmm as it starts by default (KVM's irqchip and PIT),
+# minivmm with a split irqchip (no PIT: see docs/benchmarks.md, "Start-up"),
+# QEMU.
+BOOT_VMMS = ('minivmm', 'minivmm --irqchip=split', 'qemu')
+
+
 BASE = dict(vmm='minivmm', backend='tap', threads='pq', pin='off', engine='uring')
 QEMU = dict(vmm='qemu', backend='tap', threads='-', pin='off', engine='-')
 

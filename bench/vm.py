@@ -66,6 +66,7 @@ class VM:
                     '--stats=json', '--cmdline', cmdline]
             if cfg.get('net', True):
                 argv[-2:-2] = ['--net', net_spec(cfg)]
+            argv[-2:-2] = cfg.get('extra', [])
         else:
             argv = ['qemu-system-x86_64', '-M', 'microvm,x-option-roms=off,rtc=off,acpi=off',
                     '-name', 'bench,debug-threads=on', '-enable-kvm', '-cpu', 'host,-arch-capabilities',

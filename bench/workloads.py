@@ -254,7 +254,8 @@ def run_rr(cfg, size, sessions_list, M, tmp):
 
 def run_boot(vmm, tmp):
     """VMM start -> test guest exit, test=hello, no network device."""
-    cfg = dict(vmm=vmm, backend='tap', queues=1, threads='pq', pin='off', engine='uring', net=False)
+    cfg = dict(vmm=vmm.split()[0], backend='tap', queues=1, threads='pq', pin='off', engine='uring', net=False,
+               extra=vmm.split()[1:])
     vm = VM(cfg, 'test=hello', tmp + '.out')
     # A blocking wait: Popen.wait(timeout) polls with sleeps of up to 50 ms,
     # which would swamp a ~10 ms start-up. The timer only guards a hang.
