@@ -92,7 +92,7 @@ enum minivmm_net_engine {
  * controllers"). */
 enum minivmm_irqchip {
 	MINIVMM_IRQCHIP_KERNEL, /* KVM's PIC, IOAPIC, LAPICs and PIT (default) */
-	MINIVMM_IRQCHIP_SPLIT,  /* KVM's LAPICs, minivmm's IOAPIC; no PIC, no PIT */
+	MINIVMM_IRQCHIP_SPLIT,  /* KVM's LAPICs, minivmm's IOAPIC and counting PIT; no PIC */
 };
 
 /* System-call filters on the VMM's threads (docs/security.md). */
@@ -214,9 +214,9 @@ struct minivmm_config {
 	int boot_trace;
 
 	/* MINIVMM_IRQCHIP_SPLIT starts and stops ~20 ms faster, but a guest
-	 * then has no PIT or 8259: it must time itself with the TSC (the
-	 * TSC-deadline timer, kvmclock or the timing leaf 0x40000010), as
-	 * Linux does under KVM. Default MINIVMM_IRQCHIP_KERNEL. */
+	 * then has no 8259 and a PIT that counts (for calibration) without
+	 * raising IRQ0: it must take its ticks from the LAPIC (the TSC-deadline
+	 * timer), as Linux does under KVM. Default MINIVMM_IRQCHIP_KERNEL. */
 	enum minivmm_irqchip irqchip;
 };
 

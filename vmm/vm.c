@@ -235,12 +235,25 @@ static int vm_add_serial(struct minivmm *vm, struct vmm_err *err)
 	return bus_add(&vm->pio_bus, MINIVMM_PORT_COM1, 8, &dev, err);
 }
 
+/* A split irqchip leaves the PIT's ports to userspace: a counting 8254
+ * there lets guests without kvm-clock or a timing leaf calibrate. */
+static int vm_add_pit(struct minivmm *vm, struct vmm_err *err)
+{
+	pit_init(&vm->pit, &vm->events, NULL, NULL);
+	struct bus_device counters = pit_counter_ports(&vm->pit);
+	struct bus_device speaker = pit_speaker_port(&vm->pit);
+	int rc = bus_add(&vm->pio_bus, PIT_PORT_BASE, PIT_PORT_COUNT, &counters, err);
+	return rc ? rc : bus_add(&vm->pio_bus, PIT_PORT_SPEAKER, 1, &speaker, err);
+}
+
 static int vm_add_legacy_devices(struct minivmm *vm, struct vmm_err *err)
 {
 	/* The interrupt controllers first: the UART's set-up may raise its line. */
 	int rc = irqchip_init(&vm->irqchip, &vm->kvm, &vm->events, vm->ncpus, &vm->mmio_bus, err);
 	if (rc == 0)
 		rc = vm_add_serial(vm, err);
+	if (rc == 0 && vm->kvm.split_irqchip)
+		rc = vm_add_pit(vm, err);
 	if (rc)
 		return rc;
 
@@ -768,6 +781,8 @@ void minivmm_destroy(struct minivmm *vm)
 	spawner_stop(vm->spawner);   /* no device is left to ask it */
 	if (vm->i8042.ev)
 		i8042_destroy(&vm->i8042);
+	if (vm->pit.ev)
+		pit_destroy(&vm->pit);
 	irqchip_destroy(&vm->irqchip);
 	if (vm->serial_file_fd >= 0)
 		close(vm->serial_file_fd);

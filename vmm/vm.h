@@ -10,6 +10,7 @@
 #include "devices/bus.h"
 #include "devices/debug_ports.h"
 #include "devices/i8042.h"
+#include "devices/pit.h"
 #include "devices/serial.h"
 #include "devices/virtio/net.h"
 #include "boot/cmdline.h"
@@ -36,6 +37,7 @@ struct minivmm {
 	struct serial *serial;
 	int serial_file_fd;
 	struct i8042 i8042;
+	struct pit pit;             /* split irqchip only (KVM's otherwise); pit.ev set when added */
 	struct debug_ports debug_ports;
 	struct acpi_pm acpi_pm;
 	struct irqchip irqchip;    /* set before the serial port, torn down after it */

@@ -5,7 +5,9 @@
 
 #define PIT_HZ        1193182u
 #define PIT_CH0       0x40
+#define PIT_CH2       0x42
 #define PIT_CMD       0x43
+#define PORT_61       0x61                   /* bit 0 gate 2, bit 1 speaker, bit 5 OUT2 */
 #define CAL_TICKS     (PIT_HZ / 100)         /* 10 ms */
 #define FALLBACK_HZ   3000000000ull  /* too high errs on the long side */
 #define HZ_MIN        100000000ull
@@ -28,7 +30,7 @@ static uint16_t pit_read_ch0(void)
  * back with latch commands, so no speaker port 0x61 is needed and the IRQ,
  * masked at the PIC and IOAPIC anyway, does not matter). 0 when the PIT
  * does not count. */
-static uint64_t pit_measure(void)
+uint64_t pit_measure(void)
 {
 	uint32_t elapsed = 0;
 	uint16_t prev, now;
@@ -83,6 +85,61 @@ static uint64_t cpuid_hz(void)
 			return (uint64_t)a * 1000000;
 	}
 	return 0;
+}
+
+/* One run of the TSC rate the way Linux's pit_calibrate_tsc() takes it:
+ * channel 2 in mode 0 behind port 0x61's gate, OUT2 polled until terminal
+ * count. The count starts somewhere within the MSB write and OUT2 rises
+ * between the last poll that saw it low and the first that sees it high;
+ * *spread is how many TSC cycles those two windows leave unknown (a host
+ * that preempts the vCPU there widens them). 0 when OUT2 never rises. */
+static uint64_t pit_ch2_run(uint64_t *spread)
+{
+	uint64_t s0, s1, low, high;
+	unsigned i = 0;
+
+	outb(PORT_61, (uint8_t)((inb(PORT_61) & ~0x02) | 0x01));   /* gate on, speaker off */
+	outb(PIT_CMD, 0xb0);                    /* ch2, lo/hi, mode 0, binary */
+	outb(PIT_CH2, CAL_TICKS & 0xff);
+	s0 = rdtsc();
+	outb(PIT_CH2, CAL_TICKS >> 8);          /* counting starts */
+	s1 = rdtsc();
+	low = high = s1;
+	while (!(inb(PORT_61) & 0x20)) {
+		if (++i > 1000000)
+			return 0;
+		low = high;
+		high = rdtsc();
+	}
+	high = rdtsc();
+	outb(PORT_61, inb(PORT_61) & ~0x01);   /* gate off */
+	*spread = (s1 - s0) + (high - low);
+	return ((low + high) / 2 - (s0 + s1) / 2) * PIT_HZ / CAL_TICKS;
+}
+
+/* The run with the narrowest windows of up to five, done once they are
+ * under 0.1 % of the interval. */
+uint64_t pit_measure_ch2(void)
+{
+	uint64_t best = 0, best_spread = ~0ull;
+
+	for (int run = 0; run < 5; run++) {
+		uint64_t spread = 0, hz = pit_ch2_run(&spread);
+		if (!hz)
+			return 0;
+		if (spread < best_spread) {
+			best = hz;
+			best_spread = spread;
+		}
+		if (best_spread * 1000 < hz / 100)   /* 10 ms of TSC cycles is hz / 100 */
+			break;
+	}
+	return best;
+}
+
+uint64_t tsc_cpuid_hz(void)
+{
+	return cpuid_hz();
 }
 
 static int sane(uint64_t hz)

@@ -23,11 +23,38 @@ t_boot_2_vcpus() { boot_smp 2; }
 t_boot_4_vcpus() { boot_smp 4; }
 t_boot_16_vcpus() { boot_smp 16; }
 t_boot_16_vcpus_split_irqchip() { boot_smp 16 --irqchip=split; }
-# INIT/SIPI stay in KVM's LAPICs with a split irqchip; no PIT to calibrate
-# against (the guest notices at once and falls back).
+# INIT/SIPI stay in KVM's LAPICs with a split irqchip; the PIT is
+# minivmm's (devices/pit.c), not KVM's.
 t_boot_4_vcpus_split_irqchip() {
 	boot_smp 4 --irqchip=split || return 1
 	expect_no_line "KVM_CREATE_PIT2|KVM_CREATE_IRQCHIP" "$TMP_ROOT/smp4.out"
+}
+
+# The PIT counts in real time with either irqchip (KVM's, or minivmm's
+# under a split one): the TSC rate the guest measures against channel 0
+# (latched reads) and channel 2 (port 0x61's gate and OUT2, as Linux's
+# pit_calibrate_tsc) is within 2 % of the one minivmm's CPUID states.
+pit_rates_match_cpuid() {
+	local out="$TMP_ROOT/pit.out" line cpuid ch0 ch2 ch
+	run_vm "$out" --kernel "$TESTGUEST" --cmdline "test=pit" "$@" < /dev/null
+	expect_rc 0 "$out" || return 1
+	line=$(grep -E "testguest: tsc khz cpuid [0-9]+ pit-ch0 [0-9]+ pit-ch2 [0-9]+" "$out") ||
+		{ fail "no rates line; output: $(tail -c 600 "$out" | tr '\n' '|')"; return 1; }
+	read -r cpuid ch0 ch2 < <(echo "$line" | awk '{print $5, $7, $9}')
+	[ "$cpuid" -gt 0 ] || { fail "CPUID states no TSC rate: $line"; return 1; }
+	for ch in "$ch0" "$ch2"; do
+		[ $(( (ch > cpuid ? ch - cpuid : cpuid - ch) * 100 )) -le $(( 2 * cpuid )) ] ||
+			{ fail "a PIT-measured rate is more than 2 % off CPUID's: $line $*"; return 1; }
+	done
+}
+
+t_pit_counts_in_real_time_kernel_irqchip() { pit_rates_match_cpuid; }
+
+# Nothing raises IRQ0 from minivmm's PIT: said once, when channel 0 starts.
+t_pit_counts_in_real_time_split_irqchip() {
+	pit_rates_match_cpuid --irqchip=split || return 1
+	[ "$(grep -c "PIT: channel 0 counts but raises no IRQ0" "$TMP_ROOT/pit.out")" = 1 ] ||
+		{ fail "the missing IRQ0 is not said exactly once"; return 1; }
 }
 
 t_hello_resets_with_status_0() {
