@@ -195,7 +195,9 @@ static void channel_latch_status(struct pit *p, struct pit_channel *c)
 }
 
 /* Under a split irqchip nothing raises IRQ0: told once, when the guest
- * starts channel 0 in a mode whose OUT would interrupt. */
+ * starts channel 0 in a mode that ticks (2, 3) or strobes (4), as a PIT
+ * clock-event device does. Not for mode 0: Linux loads it with a count to
+ * stop the PIT, and it is the usual mode for a one-shot measurement. */
 static void tell_no_irq0(struct pit *p)
 {
 	if (p->irq0_told || !p->ev)
@@ -248,7 +250,7 @@ static void channel_load(struct pit *p, unsigned i, uint16_t written)
 	if (c->mode == 1 || c->mode == 5)
 		return;                         /* used from the gate's next rising edge */
 	channel_start(p, c);
-	if (i == 0)
+	if (i == 0 && c->mode >= 2)
 		tell_no_irq0(p);
 }
 

@@ -122,6 +122,21 @@ Test(pit, channel_0_in_mode_2_counts_down_and_reloads_as_the_test_guest_reads_it
 	pit_destroy(&t.pit);
 }
 
+Test(pit, stopping_channel_0_the_way_linux_does_says_nothing)
+{
+	struct timer t;
+	timer_open(&t);
+	out(&t, 0x43, 0x30);                                        /* ch0, lo/hi, mode 0 */
+	out(&t, 0x40, 0);
+	out(&t, 0x40, 0);
+	cr_assert_eq(t.logs, 0, "mode 0 with a count is how Linux stops the PIT's tick");
+	out(&t, 0x43, 0x38);                                        /* mode 4: Linux's one-shot */
+	out(&t, 0x40, 100);
+	out(&t, 0x40, 0);
+	cr_assert_eq(t.logs, 1, "a one-shot clock event would need IRQ0");
+	pit_destroy(&t.pit);
+}
+
 Test(pit, a_latched_count_holds_until_both_bytes_are_read)
 {
 	struct timer t;
