@@ -91,8 +91,9 @@ enum minivmm_net_engine {
 /* Who models the interrupt controllers (docs/architecture.md, "Interrupt
  * controllers"). */
 enum minivmm_irqchip {
-	MINIVMM_IRQCHIP_KERNEL, /* KVM's PIC, IOAPIC, LAPICs and PIT (default) */
-	MINIVMM_IRQCHIP_SPLIT,  /* KVM's LAPICs, minivmm's IOAPIC and counting PIT; no PIC */
+	MINIVMM_IRQCHIP_KERNEL, /* KVM's PIC, IOAPIC, LAPICs and PIT */
+	MINIVMM_IRQCHIP_SPLIT,  /* KVM's LAPICs, minivmm's IOAPIC and counting PIT; no PIC
+				 * (minivmm_config_init's default) */
 };
 
 /* System-call filters on the VMM's threads (docs/security.md). */
@@ -213,10 +214,11 @@ struct minivmm_config {
 	 * since start_ns: where a boot's time goes. Default 0. */
 	int boot_trace;
 
-	/* MINIVMM_IRQCHIP_SPLIT starts and stops ~20 ms faster, but a guest
-	 * then has no 8259 and a PIT that counts (for calibration) without
-	 * raising IRQ0: it must take its ticks from the LAPIC (the TSC-deadline
-	 * timer), as Linux does under KVM. Default MINIVMM_IRQCHIP_KERNEL. */
+	/* MINIVMM_IRQCHIP_SPLIT (minivmm_config_init's default) starts and
+	 * stops ~20 ms faster than MINIVMM_IRQCHIP_KERNEL, but a guest then has
+	 * no 8259 and a PIT that counts (for calibration) without raising IRQ0:
+	 * it must take its ticks from the LAPIC (the TSC-deadline timer), as
+	 * Linux does under KVM. KERNEL gives it KVM's 8259s and ticking PIT. */
 	enum minivmm_irqchip irqchip;
 };
 

@@ -162,12 +162,13 @@ net_interrupt_path() {
 	expect_rc 0 "$OUT" && expect_line "irq count [1-9][0-9]*" "$OUT"
 }
 
+# The device's interrupts through minivmm's IOAPIC (the default split
+# irqchip): the guest's redirection entry becomes KVM's MSI route for the
+# device's irqfd. Level-triggered, each LAPIC EOI of the vector comes back
+# as KVM_EXIT_IOAPIC_EOI. And through KVM's own IOAPIC.
 t_net_interrupt_path() { net_interrupt_path irq=1; }
-# The device's interrupts through minivmm's IOAPIC: the guest's redirection
-# entry becomes KVM's MSI route for the device's irqfd. Level-triggered, each
-# LAPIC EOI of the vector comes back as KVM_EXIT_IOAPIC_EOI.
-t_net_interrupt_path_split_irqchip() { net_interrupt_path irq=1 --irqchip=split; }
-t_net_interrupt_path_split_irqchip_level() { net_interrupt_path irq-level=1 --irqchip=split; }
+t_net_interrupt_path_level() { net_interrupt_path irq-level=1; }
+t_net_interrupt_path_kernel_irqchip() { net_interrupt_path irq=1 --irqchip=kernel; }
 # idle=halt: the guest sleeps in hlt between frames (a NAPI guest's idle
 # loop), so every wake-up is the device's interrupt or the guest's bounding
 # LAPIC timer; the echo must still be complete and the guest must have slept.
@@ -176,7 +177,7 @@ net_interrupt_path_halt() {
 	expect_line "irq count [1-9][0-9]* wakeups [0-9]* missed 0 halts [1-9][0-9]*" "$OUT"
 }
 t_net_interrupt_path_halt() { net_interrupt_path_halt; }
-t_net_interrupt_path_halt_split_irqchip() { net_interrupt_path_halt --irqchip=split; }
+t_net_interrupt_path_halt_kernel_irqchip() { net_interrupt_path_halt --irqchip=kernel; }
 
 t_net_bad_options_refused() {
 	cli_refuses "--net queues: '0' is not a number" --kernel "$TESTGUEST" --net queues=0 || return 1

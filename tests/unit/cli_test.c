@@ -250,12 +250,12 @@ Test(cli, seccomp_modes_and_drop_caps)
 	cr_assert(o.seccomp_list);
 }
 
-Test(cli, irqchip_kernel_by_default_or_split)
+Test(cli, irqchip_split_by_default_or_kernel)
 {
 	struct cli_options o;
 	struct vmm_err e = { 0 };
 	cr_assert_eq(PARSE(&o, &e, "--kernel", "k"), 0);
-	cr_assert_eq(o.vm.irqchip, MINIVMM_IRQCHIP_KERNEL);
+	cr_assert_eq(o.vm.irqchip, MINIVMM_IRQCHIP_SPLIT);
 	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--irqchip=split"), 0);
 	cr_assert_eq(o.vm.irqchip, MINIVMM_IRQCHIP_SPLIT);
 	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--irqchip", "kernel"), 0);
