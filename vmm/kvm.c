@@ -109,13 +109,14 @@ int kvm_msr_supported(const struct kvm *kvm, unsigned index)
 	return 0;
 }
 
-/* Split irqchip: KVM keeps the LAPICs; the IOAPIC is minivmm's and there
- * is no PIC or PIT. KVM's in-kernel PIC/IOAPIC and PIT cost ~6 ms at the
- * first memory slot and ~16 ms at teardown (docs/benchmarks.md). */
+/* Split irqchip (the default): KVM keeps the LAPICs; the IOAPIC and a
+ * counting PIT are minivmm's, and there is no PIC. KVM's in-kernel
+ * PIC/IOAPIC and PIT cost ~4 ms at the memory slot and ~13 ms at teardown
+ * (docs/benchmarks.md, "Start-up"). */
 static int kvm_create_split_irqchip(struct kvm *kvm, struct vmm_err *err)
 {
 	if (ioctl(kvm->dev_fd, KVM_CHECK_EXTENSION, KVM_CAP_SPLIT_IRQCHIP) <= 0)
-		return vmm_err_set(err, ENOTSUP, "/dev/kvm lacks KVM_CAP_SPLIT_IRQCHIP, which --irqchip=split needs");
+		return vmm_err_set(err, ENOTSUP, "/dev/kvm lacks KVM_CAP_SPLIT_IRQCHIP, which --irqchip=split (the default) needs: run with --irqchip=kernel");
 	struct kvm_enable_cap cap = { .cap = KVM_CAP_SPLIT_IRQCHIP, .args = { KVM_SPLIT_IOAPIC_PINS } };
 	if (ioctl(kvm->vm_fd, KVM_ENABLE_CAP, &cap) < 0)
 		return vmm_err_sys(err, errno, "KVM_ENABLE_CAP(KVM_CAP_SPLIT_IRQCHIP)");
