@@ -103,10 +103,9 @@ static bool out_after(const struct pit_channel *c, uint64_t d)
 {
 	uint32_t n = c->reload;
 	switch (c->mode) {
-	case 0:
-		return d >= n;                    /* high at terminal count, and stays */
-	case 1:
-		return d >= n;                    /* low from the trigger to terminal count */
+	case 0:                                   /* high at terminal count, and stays */
+	case 1:                                   /* low from the trigger to terminal count */
+		return d >= n;
 	case 2:
 		return d % n != n - 1;            /* low for the one clock before each reload */
 	case 3:
@@ -114,6 +113,13 @@ static bool out_after(const struct pit_channel *c, uint64_t d)
 	default:
 		return d != n;                    /* 4, 5: a one-clock low strobe */
 	}
+}
+
+/* Modes 1 and 5 count from a rising gate, not from the count's write, and
+ * a low gate does not stop them. */
+static bool gate_triggered(const struct pit_channel *c)
+{
+	return c->mode == 1 || c->mode == 5;
 }
 
 static bool channel_out(struct pit *p, const struct pit_channel *c)
@@ -145,7 +151,7 @@ static uint16_t channel_value(struct pit *p, const struct pit_channel *c)
 static void channel_start(struct pit *p, struct pit_channel *c)
 {
 	c->running = true;
-	c->paused = !c->gate && c->mode != 1 && c->mode != 5;
+	c->paused = !c->gate && !gate_triggered(c);
 	c->paused_ticks = 0;
 	c->start_ns = pit_now(p);
 }
@@ -156,15 +162,14 @@ static void channel_set_gate(struct pit *p, struct pit_channel *c, bool gate)
 {
 	if (gate == c->gate)
 		return;
-	bool modes_0_and_4 = c->mode == 0 || c->mode == 4;
-	if (!gate && c->running && !c->paused && c->mode != 1 && c->mode != 5) {
+	if (!gate && c->running && !c->paused && !gate_triggered(c)) {
 		c->paused_ticks = elapsed_ticks(p, c);
 		c->paused = true;
 	}
 	c->gate = gate;
 	if (!gate || !c->loaded)
 		return;
-	if (modes_0_and_4) {
+	if (c->mode == 0 || c->mode == 4) {
 		if (c->running && c->paused) {
 			c->start_ns = pit_now(p) - ticks_to_ns(c->paused_ticks);
 			c->paused = false;
@@ -247,7 +252,7 @@ static void channel_load(struct pit *p, unsigned i, uint16_t written)
 		n = modulus(c);
 	c->reload = n;
 	c->loaded = true;
-	if (c->mode == 1 || c->mode == 5)
+	if (gate_triggered(c))
 		return;                         /* used from the gate's next rising edge */
 	channel_start(p, c);
 	if (i == 0 && c->mode >= 2)

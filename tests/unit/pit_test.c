@@ -45,6 +45,14 @@ static uint8_t in(struct timer *t, uint16_t port)
 	return v;
 }
 
+/* A control word for channel ch with LSB-then-MSB access, then its count. */
+static void program(struct timer *t, unsigned ch, uint8_t cw, uint16_t count)
+{
+	out(t, 0x43, cw);
+	out(t, (uint16_t)(0x40 + ch), (uint8_t)count);
+	out(t, (uint16_t)(0x40 + ch), (uint8_t)(count >> 8));
+}
+
 /* Move the clock to just past the given number of input clock edges. */
 static void advance_ticks(struct timer *t, uint64_t ticks)
 {
@@ -71,9 +79,7 @@ Test(pit, channel_2_out_rises_at_terminal_count_as_linux_pit_calibrate_tsc_waits
 	struct timer t;
 	timer_open(&t);
 	out(&t, 0x61, (uint8_t)((in(&t, 0x61) & ~0x02) | 0x01));   /* gate high, speaker off */
-	out(&t, 0x43, 0xb0);                                        /* ch2, lo/hi, mode 0 */
-	out(&t, 0x42, 11932 & 0xff);
-	out(&t, 0x42, 11932 >> 8);                                  /* 10 ms */
+	program(&t, 2, 0xb0, 11932);                                /* ch2, lo/hi, mode 0: 10 ms */
 	cr_assert_eq(in(&t, 0x61) & 0x20, 0, "OUT2 low while counting");
 	advance_ticks(&t, 11931);
 	cr_assert_eq(in(&t, 0x61) & 0x20, 0);
@@ -88,9 +94,7 @@ Test(pit, a_low_gate_holds_channel_2_until_port_0x61_raises_it)
 {
 	struct timer t;
 	timer_open(&t);
-	out(&t, 0x43, 0xb0);
-	out(&t, 0x42, 0x00);
-	out(&t, 0x42, 0x10);                                        /* 0x1000 */
+	program(&t, 2, 0xb0, 0x1000);                               /* ch2, lo/hi, mode 0 */
 	advance_ticks(&t, 500);
 	cr_assert_eq(latch_read(&t, 2), 0x1000, "gate 2 is low at reset: no counting");
 	out(&t, 0x61, 0x01);
@@ -110,17 +114,13 @@ Test(pit, channel_0_in_mode_2_counts_down_and_reloads_as_the_test_guest_reads_it
 {
 	struct timer t;
 	timer_open(&t);
-	out(&t, 0x43, 0x34);                                        /* ch0, lo/hi, mode 2 */
-	out(&t, 0x40, 0);
-	out(&t, 0x40, 0);                                           /* 65536 */
+	program(&t, 0, 0x34, 0);                                    /* ch0, lo/hi, mode 2, 65536 */
 	cr_assert_eq(t.logs, 1, "no IRQ0 under a split irqchip: told once");
 	advance_ticks(&t, 1000);
 	cr_assert_eq(latch_read(&t, 0), 65536 - 1000);
 	advance_ticks(&t, 65536);
 	cr_assert_eq(latch_read(&t, 0), 65536 - 1000, "reloaded after one period");
-	out(&t, 0x43, 0x34);
-	out(&t, 0x40, 100);
-	out(&t, 0x40, 0);
+	program(&t, 0, 0x34, 100);
 	cr_assert_eq(t.logs, 1, "once");
 	for (int i = 0; i < 300; i++) {
 		uint16_t v = latch_read(&t, 0);
@@ -134,13 +134,9 @@ Test(pit, stopping_channel_0_the_way_linux_does_says_nothing)
 {
 	struct timer t;
 	timer_open(&t);
-	out(&t, 0x43, 0x30);                                        /* ch0, lo/hi, mode 0 */
-	out(&t, 0x40, 0);
-	out(&t, 0x40, 0);
+	program(&t, 0, 0x30, 0);                                    /* ch0, lo/hi, mode 0 */
 	cr_assert_eq(t.logs, 0, "mode 0 with a count is how Linux stops the PIT's tick");
-	out(&t, 0x43, 0x38);                                        /* mode 4: Linux's one-shot */
-	out(&t, 0x40, 100);
-	out(&t, 0x40, 0);
+	program(&t, 0, 0x38, 100);                                  /* mode 4: Linux's one-shot */
 	cr_assert_eq(t.logs, 1, "a one-shot clock event would need IRQ0");
 	pit_destroy(&t.pit);
 }
@@ -149,9 +145,7 @@ Test(pit, a_latched_count_holds_until_both_bytes_are_read)
 {
 	struct timer t;
 	timer_open(&t);
-	out(&t, 0x43, 0x34);
-	out(&t, 0x40, 0x00);
-	out(&t, 0x40, 0x80);                                        /* 0x8000 */
+	program(&t, 0, 0x34, 0x8000);
 	advance_ticks(&t, 0x123);
 	out(&t, 0x43, 0x00);
 	advance_ticks(&t, 0x200);
@@ -199,16 +193,12 @@ Test(pit, bcd_counts_wrap_at_10000)
 {
 	struct timer t;
 	timer_open(&t);
-	out(&t, 0x43, 0x35);                                        /* ch0, lo/hi, mode 2, BCD */
-	out(&t, 0x40, 0x00);
-	out(&t, 0x40, 0x10);                                        /* BCD 1000 */
+	program(&t, 0, 0x35, 0x1000);                               /* ch0, lo/hi, mode 2, BCD 1000 */
 	advance_ticks(&t, 1);
 	cr_assert_eq(latch_read(&t, 0), 0x0999);
 	advance_ticks(&t, 998);
 	cr_assert_eq(latch_read(&t, 0), 0x0001);
-	out(&t, 0x43, 0x31);                                        /* mode 0, BCD, count 0 = 10000 */
-	out(&t, 0x40, 0);
-	out(&t, 0x40, 0);
+	program(&t, 0, 0x31, 0);                                    /* mode 0, BCD, count 0 = 10000 */
 	advance_ticks(&t, 10001);
 	cr_assert_eq(latch_read(&t, 0), 0x9999, "through zero to 9999");
 	pit_destroy(&t.pit);
@@ -218,9 +208,7 @@ Test(pit, mode_1_waits_for_the_gate_and_a_rising_gate_restarts_it)
 {
 	struct timer t;
 	timer_open(&t);
-	out(&t, 0x43, 0xb2);                                        /* ch2, lo/hi, mode 1 */
-	out(&t, 0x42, 100);
-	out(&t, 0x42, 0);
+	program(&t, 2, 0xb2, 100);                                  /* ch2, lo/hi, mode 1 */
 	cr_assert_eq(in(&t, 0x61) & 0x20, 0x20, "OUT high until triggered");
 	advance_ticks(&t, 50);
 	out(&t, 0x61, 0x01);                                        /* trigger */
