@@ -63,7 +63,7 @@ uint64_t pit_measure(void)
  * the host CPU and shows the host's hypervisor leaves, not the VMM's, and
  * the guest would then spend 10 ms calibrating against the PIT (or, with
  * no PIT, guess). On VMX/SVM both reach KVM and give the same answer. */
-static uint64_t cpuid_hz(void)
+uint64_t tsc_cpuid_hz(void)
 {
 	uint32_t a, b, c, d, max;
 
@@ -137,11 +137,6 @@ uint64_t pit_measure_ch2(void)
 	return best;
 }
 
-uint64_t tsc_cpuid_hz(void)
-{
-	return cpuid_hz();
-}
-
 static int sane(uint64_t hz)
 {
 	return hz >= HZ_MIN && hz <= HZ_MAX;
@@ -151,7 +146,7 @@ void delay_init(void)
 {
 	/* A frequency the hypervisor or CPU states costs nothing; measuring
 	 * against the PIT takes milliseconds of port exits. */
-	uint64_t hz = cpuid_hz();
+	uint64_t hz = tsc_cpuid_hz();
 
 	if (!sane(hz))
 		hz = pit_measure();
