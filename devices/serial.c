@@ -69,7 +69,7 @@ enum { UART_RBR_THR = 0, UART_IER = 1, UART_IIR_FCR = 2, UART_LCR = 3,
  * start and after each stop. Each (un)registration costs KVM an SRCU grace
  * period (5-10 ms here), and one still running when the VM ends delays its
  * teardown by the rest: a guest that prints a few lines and exits would pay
- * more for it than the exits it saves (~30 us each on this PVM host, so 256
+ * more for it than the exits it saves (~20 us each on this PVM host, so 256
  * of them cost about one grace period; a Linux console prints kilobytes with
  * IER clear and gets its queue after a few lines). Linux's tty output also
  * turns the THR interrupt on and off per burst. */
