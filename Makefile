@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # minivmm — build, test, demo, install.
 #
 #   make            build minivmm, its library, the test guest and the unit tests
@@ -192,6 +193,7 @@ demo: $(BIN) testguest $(NETPEER)
 unit-test: $(UNIT_BIN)
 	scripts/install-deps.sh unit
 	tests/check-layers.sh
+	tests/check-spdx.sh
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 $(UNIT_BIN) --jobs 2
 
 integration-test: $(BIN) $(LIB_ALL) testguest $(TEST_TOOLS)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Benchmark tools. Included by the top-level Makefile after CFLAGS, LDFLAGS
 # and BUILD are set. Defines RAWNET and `make rawnet`.
 #

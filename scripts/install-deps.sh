@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Install the Debian packages minivmm needs, for one or more purposes:
 #   build  compile minivmm, libminivmm (ld -r, objcopy, nm), the test guest
 #          and the unit tests; libxdp/libbpf (and libelf, zlib for the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Configuration defaults and the validator (see vmm/config.h). */
 #include "vmm/config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The minivmm program: parse flags, build the VM through the embedding API,
  * run it, map the outcome to an exit status. The only place that exits. */
 #include <errno.h>

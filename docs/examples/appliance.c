@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* appliance: a program that embeds minivmm (docs/embedding.md).
  *
  * It boots a guest with one virtio-net device of two queue pairs on a tap,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The freestanding test guest: a PVH ELF built with the host gcc.
 # Included by the top-level Makefile; defines TESTGUEST and `make testguest`.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # libFuzzer targets, one per attack surface (see docs/fuzzing.md).
 # Included by the top-level Makefile.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Host-side test tools. Included by the top-level Makefile after CFLAGS,
 # LDFLAGS and BUILD are set (so SAN=... and STATIC=... apply here too).
 # Defines NETPEER, THREADCPU, TEST_TOOLS (both) and `make netpeer`.

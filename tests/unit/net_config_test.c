@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The --net option: every key, the ways the pieces must fit together, and
  * the messages a user sees for each mistake. Like the program, parse the
  * text (vmm/net_config.c) and then run the library's validator on it. */
