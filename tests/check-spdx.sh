@@ -11,7 +11,7 @@ bad=0 n=0
 for f in $(git ls-files --cached --others --exclude-standard); do
 	[ -f "$f" ] || continue
 	case "$f" in
-	LICENSE|*.md|*.config|*.png|*.csv|*.json|*.out|*.txt|*.log|*.supp|*.gitignore) continue ;;
+	LICENSE|VERSION|*.md|*.config|*.png|*.csv|*.json|*.out|*.txt|*.log|*.supp|*.gitignore) continue ;;
 	tests/fuzz/corpus/*|tests/soak/data/*|tests/unit/data/*) continue ;;
 	esac
 	n=$((n + 1))

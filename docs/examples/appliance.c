@@ -16,7 +16,8 @@
  *   cc -o appliance appliance.c $(pkg-config --cflags --libs minivmm)
  *   cc -o appliance appliance.c $(pkg-config --cflags minivmm) \
  *      -Wl,-Bstatic $(pkg-config --libs-only-L minivmm) -lminivmm -Wl,-Bdynamic \
- *      -luring -lfdt -lpthread                 (libminivmm linked statically)
+ *      $(pkg-config --static --libs-only-l minivmm | sed 's/-lminivmm//')
+ *                                               (libminivmm linked statically)
  */
 #include <errno.h>
 #include <inttypes.h>
