@@ -2,9 +2,9 @@
 
 #include "vmm/cpulist.h"
 #include "vmm/net_config.h"
+#include "vmm/suggest.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,32 +86,44 @@ const char cli_usage[] =
 	"  8        debug-exit value out of range (the guest wrote more than 63)\n"
 	"  128+N    stopped by signal N (SIGTERM 143, SIGINT 130)\n";
 
-enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEM, OPT_SERIAL, OPT_HELP,
+enum { OPT_KERNEL, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEM, OPT_SERIAL, OPT_HELP,
        OPT_VERSION, OPT_NET, OPT_STATS, OPT_ACPI, OPT_MEM_OVERCOMMIT, OPT_DUMP_DTB,
        OPT_CPUID_DUMP, OPT_SECCOMP, OPT_DROP_CAPS, OPT_SECCOMP_LIST, OPT_BOOT_TRACE, OPT_IRQCHIP, OPT_END };
 
-static const struct option cli_long_options[] = {
-	{ "kernel", required_argument, NULL, OPT_KERNEL },
-	{ "initrd", required_argument, NULL, OPT_INITRD },
-	{ "cmdline", required_argument, NULL, OPT_CMDLINE },
-	{ "cpus", required_argument, NULL, OPT_CPUS },
-	{ "mem", required_argument, NULL, OPT_MEM },
-	{ "serial", required_argument, NULL, OPT_SERIAL },
-	{ "net", required_argument, NULL, OPT_NET },
-	{ "stats", optional_argument, NULL, OPT_STATS },
-	{ "acpi", required_argument, NULL, OPT_ACPI },
-	{ "irqchip", required_argument, NULL, OPT_IRQCHIP },
-	{ "mem-overcommit", no_argument, NULL, OPT_MEM_OVERCOMMIT },
-	{ "dump-dtb", required_argument, NULL, OPT_DUMP_DTB },
-	{ "cpuid-dump", optional_argument, NULL, OPT_CPUID_DUMP },
-	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
-	{ "drop-caps", no_argument, NULL, OPT_DROP_CAPS },
-	{ "seccomp-list", no_argument, NULL, OPT_SECCOMP_LIST },
-	{ "boot-trace", no_argument, NULL, OPT_BOOT_TRACE },
-	{ "help", no_argument, NULL, OPT_HELP },
-	{ "version", no_argument, NULL, OPT_VERSION },
-	{ NULL, 0, NULL, 0 },
+/* A value: none (--drop-caps), after '=' or as the next argument
+ * (--mem 1G, --mem=1G), or only after '=' (--stats=json). */
+enum cli_value { VALUE_NONE, VALUE_REQUIRED, VALUE_OPTIONAL };
+
+/* Long options only, and only by their full names: getopt_long's unique
+ * prefixes ("--kern") would turn into errors or other options the day a
+ * new option shares them. */
+static const struct cli_option {
+	const char *name;   /* first: vmm/suggest.h reads the table by it */
+	enum cli_value value;
+	int id;
+} cli_options[] = {
+	{ "kernel", VALUE_REQUIRED, OPT_KERNEL },
+	{ "initrd", VALUE_REQUIRED, OPT_INITRD },
+	{ "cmdline", VALUE_REQUIRED, OPT_CMDLINE },
+	{ "cpus", VALUE_REQUIRED, OPT_CPUS },
+	{ "mem", VALUE_REQUIRED, OPT_MEM },
+	{ "serial", VALUE_REQUIRED, OPT_SERIAL },
+	{ "net", VALUE_REQUIRED, OPT_NET },
+	{ "stats", VALUE_OPTIONAL, OPT_STATS },
+	{ "acpi", VALUE_REQUIRED, OPT_ACPI },
+	{ "irqchip", VALUE_REQUIRED, OPT_IRQCHIP },
+	{ "mem-overcommit", VALUE_NONE, OPT_MEM_OVERCOMMIT },
+	{ "dump-dtb", VALUE_REQUIRED, OPT_DUMP_DTB },
+	{ "cpuid-dump", VALUE_OPTIONAL, OPT_CPUID_DUMP },
+	{ "seccomp", VALUE_REQUIRED, OPT_SECCOMP },
+	{ "drop-caps", VALUE_NONE, OPT_DROP_CAPS },
+	{ "seccomp-list", VALUE_NONE, OPT_SECCOMP_LIST },
+	{ "boot-trace", VALUE_NONE, OPT_BOOT_TRACE },
+	{ "help", VALUE_NONE, OPT_HELP },
+	{ "version", VALUE_NONE, OPT_VERSION },
 };
+
+#define NR_CLI_OPTIONS (sizeof(cli_options) / sizeof(cli_options[0]))
 
 int cli_parse_size(const char *text, uint64_t *bytes)
 {
@@ -303,12 +315,39 @@ static bool cli_single_valued(int opt)
 	       opt != OPT_DROP_CAPS && opt != OPT_SECCOMP_LIST;
 }
 
-static const char *cli_option_name(int opt)
+static const struct cli_option *cli_option_find(const char *name, size_t len)
 {
-	for (const struct option *o = cli_long_options; o->name; o++)
-		if (o->val == opt)
-			return o->name;
-	return "?";
+	for (size_t i = 0; i < NR_CLI_OPTIONS; i++)
+		if (strncmp(cli_options[i].name, name, len) == 0 && cli_options[i].name[len] == '\0')
+			return &cli_options[i];
+	return NULL;
+}
+
+/* arg begins with '-' and is no option of ours: "unknown option '--cpu';
+ * did you mean '--cpus'?" when one is that close. There are no short
+ * options: "-k X" is "unknown option '-k'", but "-kernel" may mean one. */
+static int cli_unknown_option(const char *arg, struct vmm_err *err)
+{
+	bool dashes = arg[1] == '-';
+	const char *name = arg + (dashes ? 2 : 1);
+	size_t len = strcspn(name, "=");
+	int shown = (int)(name - arg + len);   /* the option as given, without "=value" */
+	const char *near = NULL;
+	if (dashes || len > 1) {
+		char word[SUGGEST_MAX_NAME + 8];
+		/* Cut, a name too long to be near any still is. */
+		size_t cut = len < sizeof(word) ? len : sizeof(word) - 1;
+		memcpy(word, name, cut);
+		word[cut] = '\0';
+		near = suggest_nearest(word, cli_options, NR_CLI_OPTIONS, sizeof(cli_options[0]));
+	}
+	if (near)
+		return vmm_err_set(err, EINVAL, "unknown option '%.*s'; did you mean '--%s'?", shown, arg, near);
+	if (!dashes)
+		shown = 2;   /* "-m512": a short option m with its value */
+	else if (len == 0)
+		shown = (int)strlen(arg);   /* "--=x" */
+	return vmm_err_set(err, EINVAL, "unknown option '%.*s'", shown, arg);
 }
 
 int cli_parse(int argc, char **argv, struct cli_options *o, struct vmm_err *err)
@@ -316,36 +355,41 @@ int cli_parse(int argc, char **argv, struct cli_options *o, struct vmm_err *err)
 	memset(o, 0, sizeof(*o));
 	minivmm_config_init(&o->vm);
 	/* The value each single-valued option was given, for "given twice". */
-	const char *given[OPT_END - OPT_KERNEL] = { 0 };
-	bool seen[OPT_END - OPT_KERNEL] = { false };
-	opterr = 0;   /* we print our own one-line errors */
-	optind = 1;
-	for (;;) {
-		int prev = optind;
-		int opt = getopt_long(argc, argv, "", cli_long_options, NULL);
-		if (opt == -1)
+	const char *given[OPT_END] = { 0 };
+	bool seen[OPT_END] = { false };
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		if (strcmp(arg, "--") == 0) {
+			if (i + 1 < argc)
+				return vmm_err_set(err, EINVAL, "unexpected argument '%s'", argv[i + 1]);
 			break;
-		if (opt == '?') {
-			const char *bad = prev < argc ? argv[prev] : "?";
-			if (optopt)
-				return vmm_err_set(err, EINVAL, "%s needs a value", bad);
-			return vmm_err_set(err, EINVAL, "unknown option '%s'", bad);
 		}
-		if (opt >= OPT_KERNEL && opt < OPT_END && cli_single_valued(opt)) {
-			unsigned i = (unsigned)(opt - OPT_KERNEL);
-			if (seen[i])
-				return vmm_err_set(err, EINVAL, "--%s given twice ('%s' and '%s')",
-						   cli_option_name(opt), given[i] ? given[i] : "",
-						   optarg ? optarg : "");
-			seen[i] = true;
-			given[i] = optarg;
+		if (arg[0] != '-' || arg[1] == '\0')
+			return vmm_err_set(err, EINVAL, "unexpected argument '%s'", arg);
+		const char *eq = strchr(arg, '=');
+		const struct cli_option *opt = arg[1] == '-' ?
+			cli_option_find(arg + 2, eq ? (size_t)(eq - arg - 2) : strlen(arg + 2)) : NULL;
+		if (!opt)
+			return cli_unknown_option(arg, err);
+		const char *value = eq ? eq + 1 : NULL;
+		if (opt->value == VALUE_NONE && value)
+			return vmm_err_set(err, EINVAL, "--%s takes no value", opt->name);
+		if (opt->value == VALUE_REQUIRED && !value) {
+			if (i + 1 == argc)
+				return vmm_err_set(err, EINVAL, "--%s needs a value", opt->name);
+			value = argv[++i];
 		}
-		int rc = cli_apply(opt, optarg, o, err);
+		if (cli_single_valued(opt->id)) {
+			if (seen[opt->id])
+				return vmm_err_set(err, EINVAL, "--%s given twice ('%s' and '%s')", opt->name,
+						   given[opt->id] ? given[opt->id] : "", value ? value : "");
+			seen[opt->id] = true;
+			given[opt->id] = value;
+		}
+		int rc = cli_apply(opt->id, value, o, err);
 		if (rc)
 			return rc;
 	}
-	if (optind < argc)
-		return vmm_err_set(err, EINVAL, "unexpected argument '%s'", argv[optind]);
 	if (o->help || o->version || o->seccomp_list)
 		return 0;
 	/* Ranges and consistency: the library's own validator, so the words

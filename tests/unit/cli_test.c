@@ -97,6 +97,84 @@ Test(cli, rejects_unknown_option_missing_value_and_stray_argument)
 	cr_assert_str_eq(e.msg, "--kernel PATH is required");
 }
 
+/* There are no short options: "-k X" used to say "-k needs a value", and
+ * any unknown short option the same. */
+Test(cli, unknown_options_are_named_as_given)
+{
+	static const struct { const char *arg, *want; } cases[] = {
+		{ "-k", "unknown option '-k'" },
+		{ "-z", "unknown option '-z'" },
+		{ "-h", "unknown option '-h'" },
+		{ "-m512", "unknown option '-m'" },
+		{ "-kernel", "unknown option '-kernel'; did you mean '--kernel'?" },
+		{ "--frobnicate", "unknown option '--frobnicate'" },
+		{ "--cpu", "unknown option '--cpu'; did you mean '--cpus'?" },
+		{ "--cpu=2", "unknown option '--cpu'; did you mean '--cpus'?" },
+		{ "--seccom=off", "unknown option '--seccom'; did you mean '--seccomp'?" },
+		{ "--drop_caps", "unknown option '--drop_caps'; did you mean '--drop-caps'?" },
+		{ "--=x", "unknown option '--=x'" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cli_options o;
+		struct vmm_err e = { 0 };
+		char *argv[] = { "minivmm", (char *)cases[i].arg, "X", "--kernel", "k", NULL };
+		cr_assert_eq(cli_parse(5, argv, &o, &e), -EINVAL, "%s accepted", cases[i].arg);
+		cr_assert_str_eq(e.msg, cases[i].want);
+	}
+}
+
+/* getopt_long took any unique prefix ("--kern"): a new option sharing it
+ * would have changed what an old command line meant. */
+Test(cli, only_whole_option_names_are_taken)
+{
+	static const struct { const char *arg, *want; } cases[] = {
+		{ "--kern", "unknown option '--kern'; did you mean '--kernel'?" },
+		{ "--mem-over", "unknown option '--mem-over'; did you mean '--mem-overcommit'?" },
+		{ "--v", "unknown option '--v'; did you mean '--version'?" },
+		{ "--he", "unknown option '--he'; did you mean '--help'?" },
+		{ "--s", "unknown option '--s'" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cli_options o;
+		struct vmm_err e = { 0 };
+		char *argv[] = { "minivmm", (char *)cases[i].arg, "k", NULL };
+		cr_assert_eq(cli_parse(3, argv, &o, &e), -EINVAL, "%s accepted", cases[i].arg);
+		cr_assert_str_eq(e.msg, cases[i].want);
+	}
+}
+
+/* "--drop-caps=yes" used to say "--drop-caps=yes needs a value". */
+Test(cli, value_errors_name_the_option)
+{
+	struct cli_options o;
+	struct vmm_err e = { 0 };
+	cr_assert_lt(PARSE(&o, &e, "--drop-caps=yes", "--kernel", "k"), 0);
+	cr_assert_str_eq(e.msg, "--drop-caps takes no value");
+	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "--boot-trace=1"), 0);
+	cr_assert_str_eq(e.msg, "--boot-trace takes no value");
+	cr_assert_lt(PARSE(&o, &e, "--help="), 0);
+	cr_assert_str_eq(e.msg, "--help takes no value");
+	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "--mem"), 0);
+	cr_assert_str_eq(e.msg, "--mem needs a value");
+	cr_assert_eq(PARSE(&o, &e, "--kernel=k", "--mem=1G", "--cmdline", "--x"), 0, "%s", e.msg);
+	cr_assert_str_eq(o.vm.kernel_path, "k");
+	cr_assert_str_eq(o.vm.cmdline, "--x", "a separate value is taken as it is");
+	cr_assert_eq(o.vm.mem_size, 1ull << 30);
+}
+
+Test(cli, double_dash_ends_the_options)
+{
+	struct cli_options o;
+	struct vmm_err e = { 0 };
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--"), 0, "%s", e.msg);
+	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "--", "--mem"), 0);
+	cr_assert_str_eq(e.msg, "unexpected argument '--mem'");
+	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "-"), 0);
+	cr_assert_str_eq(e.msg, "unexpected argument '-'");
+	cr_assert_lt(PARSE(&o, &e, "stray", "--kernel", "k"), 0);
+	cr_assert_str_eq(e.msg, "unexpected argument 'stray'");
+}
+
 Test(cli, size_suffixes)
 {
 	uint64_t b;
