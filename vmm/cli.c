@@ -24,8 +24,9 @@ const char cli_usage[] =
 	"                       (default: \"" MINIVMM_DEFAULT_CMDLINE "\")\n"
 	"  --cpus N[,pin=LIST]  number of vCPUs, 1 to 64 (default 1); pin=LIST runs\n"
 	"                       vCPU i on the i-th CPU of LIST (e.g. 0-3 or 0,2,4,6)\n"
-	"  --mem SIZE           guest RAM, at least 16M and a multiple of 2M: 64M, 1G ...\n"
-	"                       (default 256M); at most the host's memory\n"
+	"  --mem SIZE           guest RAM in MiB, or with a suffix K, M, G or T: 512,\n"
+	"                       64M, 1G ... At least 16M and a multiple of 2M (default\n"
+	"                       256M); at most the host's memory\n"
 	"  --mem-overcommit     allow --mem above the host's memory (MemTotal, or the\n"
 	"                       memory cgroup limit): RAM costs what the guest touches\n"
 	"  --serial " SERIAL_SYNTAX "\n"
@@ -127,14 +128,14 @@ static const struct cli_option {
 
 int cli_parse_size(const char *text, uint64_t *bytes)
 {
-	if (!text || !*text || *text == '-' || *text == '+')
-		return -EINVAL;
+	if (!text || *text < '0' || *text > '9')
+		return -EINVAL;   /* strtoull would take " 1", "+1" and "-1" */
 	char *end;
 	errno = 0;
 	unsigned long long v = strtoull(text, &end, 10);
 	if (errno || end == text)
 		return -EINVAL;
-	unsigned shift = 0;
+	unsigned shift = 20;   /* no suffix: MiB, as QEMU's -m and kvmtool's --mem */
 	switch (*end) {
 	case 'k': case 'K': shift = 10; end++; break;
 	case 'm': case 'M': shift = 20; end++; break;
@@ -142,9 +143,9 @@ int cli_parse_size(const char *text, uint64_t *bytes)
 	case 't': case 'T': shift = 40; end++; break;
 	default: break;
 	}
-	if (shift && (*end == 'i' || *end == 'I') && (end[1] == 'B' || end[1] == 'b'))
-		end += 2;
-	if (*end || (shift && v > (ULLONG_MAX >> shift)))
+	if (end[-1] > '9' && (*end == 'i' || *end == 'I') && (end[1] == 'B' || end[1] == 'b'))
+		end += 2;   /* "KiB" ... "TiB" */
+	if (*end || v > (ULLONG_MAX >> shift))
 		return -EINVAL;
 	*bytes = (uint64_t)v << shift;
 	return 0;

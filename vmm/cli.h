@@ -31,7 +31,7 @@ extern const char cli_usage[];
  * option's names the nearest one when it is close. argv is left as it is. */
 int cli_parse(int argc, char **argv, struct cli_options *opts, struct vmm_err *err);
 
-/* "256M", "1G", "4096K", "1048576" -> bytes. */
+/* "256M", "1G", "4096K", "2GiB" -> bytes; a number alone is MiB ("512"). */
 int cli_parse_size(const char *text, uint64_t *bytes);
 
 #endif

@@ -179,7 +179,11 @@ Test(cli, size_suffixes)
 {
 	uint64_t b;
 	cr_assert_eq(cli_parse_size("4096", &b), 0);
-	cr_assert_eq(b, 4096);
+	cr_assert_eq(b, 4096ull << 20, "no suffix: MiB, as QEMU and kvmtool");
+	cr_assert_eq(cli_parse_size("512", &b), 0);
+	cr_assert_eq(b, 512ull << 20);
+	cr_assert_eq(cli_parse_size("0", &b), 0);
+	cr_assert_eq(b, 0, "the validator's to refuse");
 	cr_assert_eq(cli_parse_size("64K", &b), 0);
 	cr_assert_eq(b, 64 << 10);
 	cr_assert_eq(cli_parse_size("256M", &b), 0);
@@ -190,8 +194,16 @@ Test(cli, size_suffixes)
 	cr_assert_lt(cli_parse_size("M", &b), 0);
 	cr_assert_lt(cli_parse_size("1Q", &b), 0);
 	cr_assert_lt(cli_parse_size("-1M", &b), 0);
+	cr_assert_lt(cli_parse_size(" -1", &b), 0);
+	cr_assert_lt(cli_parse_size(" 512", &b), 0);
 	cr_assert_lt(cli_parse_size("99999999999999999999T", &b), 0);
 	cr_assert_lt(cli_parse_size("20000000T", &b), 0);   /* overflows 64 bits */
+	cr_assert_lt(cli_parse_size("17592186044416", &b), 0, "2^44 MiB overflows 64 bits");
+	cr_assert_eq(cli_parse_size("17592186044415", &b), 0);
+	cr_assert_lt(cli_parse_size("512iB", &b), 0, "iB only after a suffix");
+	cr_assert_lt(cli_parse_size("512B", &b), 0);
+	cr_assert_eq(cli_parse_size("64kib", &b), 0);
+	cr_assert_eq(b, 64 << 10);
 }
 
 /* A second --kernel used to win silently. Every option but --net (one
@@ -280,6 +292,16 @@ Test(cli, range_errors_are_the_validators_words)
 		cr_assert_lt(minivmm_config_validate(&o.vm, lib, sizeof(lib)), 0);
 		cr_assert_str_eq(e.msg, lib, "%s %s", cases[i].flag, cases[i].value);
 	}
+}
+
+Test(cli, mem_without_a_suffix_is_mib)
+{
+	struct cli_options o;
+	struct vmm_err e = { 0 };
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--mem", "512"), 0, "%s", e.msg);
+	cr_assert_eq(o.vm.mem_size, 512ull << 20);
+	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "--mem", "8"), 0);
+	cr_assert_str_eq(e.msg, "--mem: '8M' must be at least 16M and a multiple of 2M");
 }
 
 Test(cli, mem_overcommit_flag)
