@@ -297,6 +297,11 @@ static const struct net_key *net_key_find(const char *name)
 	return NULL;
 }
 
+const char *net_config_key_name(unsigned i)
+{
+	return i < NR_NET_KEYS ? net_keys[i].name : NULL;
+}
+
 /* One item of the spec, split at '='. */
 struct net_item {
 	const char *key;

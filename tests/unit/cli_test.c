@@ -4,6 +4,7 @@
 
 #include "vmm/cli.h"
 #include "vmm/cpuid_dump.h"
+#include "vmm/net_config.h"
 
 #define ARGV(...) ((char *[]){ "minivmm", __VA_ARGS__, NULL })
 #define ARGC(...) ((int)(sizeof((char *[]){ "minivmm", __VA_ARGS__ }) / sizeof(char *)))
@@ -375,4 +376,29 @@ Test(cli, an_error_quoting_an_argument_with_a_newline_is_one_line)
 	cr_assert_str_eq(e.msg, "unexpected argument 'stray\\nline'");
 	cr_assert_lt(PARSE(&o, &e, "--net", "tap=x,bogus\x1b[2J=1"), 0);
 	cr_assert_null(strchr(e.msg, '\x1b'), "%s", e.msg);
+}
+
+/* --help used to explain 6 of the 18 --net keys: each has its own line
+ * ("    queues=N ..."), and is in the grammar, so a new key cannot be left
+ * out of either. */
+Test(cli, usage_explains_every_net_key)
+{
+	unsigned n = 0;
+	for (const char *key; (key = net_config_key_name(n)); n++) {
+		char line[64];
+		snprintf(line, sizeof(line), "\n    %s", key);
+		const char *at = strstr(cli_usage, line);
+		cr_assert(at, "--help has no line for --net %s", key);
+		char after = at[strlen(line)];
+		cr_assert(after == '=' || after == '[', "--help's line for --net %s reads '%.30s'", key, at + 1);
+		static const char syntax[] = NET_SYNTAX;
+		bool in_syntax = false;
+		for (const char *p = syntax; (p = strstr(p, key)); p++) {
+			char next = p[strlen(key)];
+			if (p > syntax && strchr("[,|", p[-1]) && (next == '=' || next == '['))
+				in_syntax = true;
+		}
+		cr_assert(in_syntax, "NET_SYNTAX lacks --net %s", key);
+	}
+	cr_assert_geq(n, 18);
 }
