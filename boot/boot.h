@@ -68,6 +68,25 @@ struct boot_request {
 #define BOOT_KERNEL_MIN      0x100000ULL
 #define BOOT_BZIMAGE_LOAD    0x100000ULL /* protected-mode kernel of a bzImage */
 
+/* For messages: bytes as MiB, rounded up to a tenth ("44 MiB", "44.1 MiB"). */
+void boot_format_mib(uint64_t bytes, char *buf, size_t len);
+
+/* Too little RAM for what a loader places: err gets "<what> needs RAM up
+ * to <need><how>; " and then either "the guest has 64 MiB: use --mem 66M or
+ * more" (have: the guest's RAM below the MMIO hole; that --mem is the
+ * smallest the validator takes whose RAM reaches need) or, when need is
+ * past limit (GUEST_MMIO_HOLE_START, or a lower limit of the kernel's,
+ * named by limit_what), "that is past <limit_what> at 3072 MiB: no --mem
+ * can give it". Returns -code. */
+int boot_err_ram(struct vmm_err *err, int code, const char *what, uint64_t need, const char *how,
+		 uint64_t have, uint64_t limit, const char *limit_what);
+
+/* The same for an initrd of size bytes placed above the kernel's memory
+ * (which ends at kernel_end): E2BIG, "initrd of 44.1 MiB needs RAM up to
+ * 64.1 MiB next to the kernel (up to 20 MiB); ...". */
+int boot_err_initrd_ram(struct vmm_err *err, size_t size, uint64_t kernel_end, uint64_t need,
+			uint64_t have, uint64_t limit, const char *limit_what);
+
 /* Detect the kernel format (bzImage or ELF with a PVH note) and load it. */
 int boot_load(const struct guest_mem *mem, const struct boot_request *req,
 	      struct boot_entry *entry, struct vmm_err *err);

@@ -10,6 +10,7 @@
 #include <asm/bootparam.h>
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "boot/cmdline.h"
@@ -121,10 +122,21 @@ static int place_initrd(const struct guest_mem *mem, const struct bzimage_info *
 	uint64_t top = (uint64_t)info->initrd_addr_max + 1;
 	if (top > guest_mem_low_end(mem))
 		top = guest_mem_low_end(mem);
-	if (size > top || ((top - size) & ~(INITRD_ALIGN - 1)) < kernel_end)
-		return vmm_err_set(err, E2BIG,
-				   "initrd of %zu bytes does not fit between the kernel's end 0x%llx and 0x%llx",
-				   size, (unsigned long long)kernel_end, (unsigned long long)top);
+	/* Its page-aligned start at or above kernel_end: RAM up to need.
+	 * kernel_end <= the end of low RAM (checked by the caller). */
+	uint64_t need;
+	if (__builtin_add_overflow((kernel_end + INITRD_ALIGN - 1) & ~(INITRD_ALIGN - 1), size, &need))
+		need = UINT64_MAX;
+	if (need > top) {
+		/* More RAM helps up to the kernel's limit or the MMIO hole. */
+		uint64_t limit = (uint64_t)info->initrd_addr_max + 1;
+		const char *limit_what = "the kernel's initrd_addr_max";
+		if (limit >= GUEST_MMIO_HOLE_START) {
+			limit = GUEST_MMIO_HOLE_START;
+			limit_what = "the MMIO hole";
+		}
+		return boot_err_initrd_ram(err, size, kernel_end, need, guest_mem_low_end(mem), limit, limit_what);
+	}
 	*addr = (top - size) & ~(INITRD_ALIGN - 1);
 	return 0;
 }
@@ -144,11 +156,14 @@ int bzimage_load(const struct guest_mem *mem, const struct boot_request *req,
 		return vmm_err_set(err, ENOEXEC,
 				   "%s: pref_address 0x%llx + init_size 0x%x runs past the end of the address space",
 				   name, (unsigned long long)info.pref_address, info.init_size);
-	if (kernel_end > low_end)
-		return vmm_err_set(err, ENOMEM,
-				   "%s: kernel needs RAM up to 0x%llx (init_size 0x%x) but RAM below the MMIO hole ends at 0x%llx",
-				   name, (unsigned long long)kernel_end, info.init_size,
-				   (unsigned long long)low_end);
+	if (kernel_end > low_end) {
+		char what[300], init[32], how[48];
+		snprintf(what, sizeof(what), "%s: kernel", name);
+		boot_format_mib(info.init_size, init, sizeof(init));
+		snprintf(how, sizeof(how), " (init_size %s)", init);
+		return boot_err_ram(err, ENOMEM, what, kernel_end, how, low_end, GUEST_MMIO_HOLE_START,
+				    "the MMIO hole");
+	}
 
 	/* bzimage_parse checked setup_size + kernel_size <= the file size. */
 	if (!guest_mem_write(mem, BOOT_BZIMAGE_LOAD, req->kernel + info.setup_size, info.kernel_size))

@@ -9,6 +9,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "boot/cmdline.h"
@@ -264,11 +265,16 @@ static int elf_segments(const struct guest_mem *mem, const struct elf_file *f,
 			return vmm_err_set(err, ENOEXEC,
 					   "%s: segment %u at 0x%llx is below 1 MiB, where the VMM keeps its boot structures",
 					   f->name, i, (unsigned long long)ph.paddr);
-		if (!guest_mem_ptr(mem, ph.paddr, ph.memsz))
-			return vmm_err_set(err, ENOMEM,
-					   "%s: segment %u [0x%llx, +0x%llx) is not inside guest RAM",
-					   f->name, i, (unsigned long long)ph.paddr,
-					   (unsigned long long)ph.memsz);
+		if (!guest_mem_ptr(mem, ph.paddr, ph.memsz)) {
+			char what[300];
+			snprintf(what, sizeof(what), "%s: segment %u [0x%llx, +0x%llx)", f->name, i,
+				 (unsigned long long)ph.paddr, (unsigned long long)ph.memsz);
+			/* Below the hole, more RAM is the cure; past it, none is. */
+			if (ph.memsz <= GUEST_MMIO_HOLE_START && ph.paddr <= GUEST_MMIO_HOLE_START - ph.memsz)
+				return boot_err_ram(err, ENOMEM, what, ph.paddr + ph.memsz, "",
+						    guest_mem_low_end(mem), GUEST_MMIO_HOLE_START, "the MMIO hole");
+			return vmm_err_set(err, ENOMEM, "%s is not inside guest RAM", what);
+		}
 		/* guest_mem_ptr accepted it: paddr + memsz does not wrap. */
 		for (unsigned j = 0; j < n; j++)
 			if (ranges_overlap(ph.paddr, ph.memsz, segs[j].paddr, segs[j].memsz))
@@ -312,8 +318,16 @@ static int pvh_place_initrd(const struct guest_mem *mem, const struct segment *s
 			return 0;
 		}
 	}
-	return vmm_err_set(err, E2BIG, "initrd of %zu bytes does not fit in guest RAM below 0x%llx "
-			   "next to the kernel", size, (unsigned long long)guest_mem_low_end(mem));
+	/* With more RAM it goes above every segment (all of them in RAM). */
+	uint64_t kernel_end = BOOT_KERNEL_MIN;
+	for (unsigned i = 0; i < nsegs; i++)
+		if (segs[i].paddr + segs[i].memsz > kernel_end)
+			kernel_end = segs[i].paddr + segs[i].memsz;
+	uint64_t need;
+	if (__builtin_add_overflow((kernel_end + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1), size, &need))
+		need = UINT64_MAX;
+	return boot_err_initrd_ram(err, size, kernel_end, need, guest_mem_low_end(mem), GUEST_MMIO_HOLE_START,
+				   "the MMIO hole");
 }
 
 /* The device tree must fit its slot, and the slot must be RAM. Checked

@@ -109,7 +109,8 @@ enum minivmm_seccomp {
 #define MINIVMM_THREADS_AUTO 0xffffffffu   /* threads: fit the host's free cores */
 #define MINIVMM_MAX_QUEUE_PAIRS 16
 #define MINIVMM_MAX_CPUS 64
-#define MINIVMM_MIN_MEM (16ull << 20)         /* and a multiple of 2 MiB */
+#define MINIVMM_MIN_MEM (16ull << 20)         /* and a multiple of MINIVMM_MEM_ALIGN */
+#define MINIVMM_MEM_ALIGN (2ull << 20)
 #define MINIVMM_DEFAULT_MEM (256ull << 20)
 #define MINIVMM_DEFAULT_CMDLINE "console=ttyS0 reboot=k panic=-1"
 #define MINIVMM_NET_MTU_MIN 68

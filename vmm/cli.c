@@ -3,9 +3,9 @@
 
 #include "vmm/cpulist.h"
 #include "vmm/net_config.h"
+#include "vmm/suggest.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,22 +25,34 @@ const char cli_usage[] =
 	"                       (default: \"" MINIVMM_DEFAULT_CMDLINE "\")\n"
 	"  --cpus N[,pin=LIST]  number of vCPUs, 1 to 64 (default 1); pin=LIST runs\n"
 	"                       vCPU i on the i-th CPU of LIST (e.g. 0-3 or 0,2,4,6)\n"
-	"  --mem SIZE           guest RAM, at least 16M and a multiple of 2M: 64M, 1G ...\n"
-	"                       (default 256M); at most the host's memory\n"
+	"  --mem SIZE           guest RAM in MiB, or with a suffix K, M, G or T: 512,\n"
+	"                       64M, 1G ... At least 16M and a multiple of 2M (default\n"
+	"                       256M); at most the host's memory\n"
 	"  --mem-overcommit     allow --mem above the host's memory (MemTotal, or the\n"
 	"                       memory cgroup limit): RAM costs what the guest touches\n"
 	"  --serial " SERIAL_SYNTAX "\n"
 	"                       where COM1 (ttyS0) goes (default stdio; on a terminal\n"
 	"                       input is raw and Ctrl-A x quits). A FIFO needs a reader\n"
 	"  --net " NET_SYNTAX "\n"
-	"                       a virtio-net device (repeatable). tap=NAME opens or\n"
-	"                       creates that tap (no name: a new one); queues=N queue\n"
-	"                       pairs (1 to 16); threads=auto (default: the pairs in use\n"
-	"                       over the cores the vCPUs leave), per-queue or M workers\n"
-	"                       in all; cpus=LIST pins worker i to the i-th CPU of LIST;\n"
-	"                       engine=uring (default) or epoll; poll-us=N busy-polls\n"
-	"                       N microseconds before sleeping (default 0); packet=IFACE\n"
-	"                       uses AF_PACKET sockets on a host interface instead\n"
+	"                       a virtio-net device; repeat for more (up to 8). Keys:\n"
+	"    tap[=NAME]               a tap (default), NAME opened or created; none: new\n"
+	"    packet=IFACE             AF_PACKET sockets on the host interface IFACE\n"
+	"    xdp=IFACE                AF_XDP sockets on IFACE, guest RAM as the UMEM\n"
+	"    queues=N                 queue pairs, 1 to 16 (default 1)\n"
+	"    threads=auto|per-queue|M workers: fit the free cores (default), 1 a pair, M\n"
+	"    cpus=LIST                pin worker i to the i-th CPU of LIST\n"
+	"    mac=MAC                  guest MAC (default: made from the interface name)\n"
+	"    mtu=N                    MTU for the guest, 68 to 65535 (default 1500)\n"
+	"    queue-size=N             ring size, a power of 2 up to 1024 (default 256)\n"
+	"    engine=uring|epoll       the workers' loop: io_uring (default) or epoll\n"
+	"    poll-us=auto|N           busy-poll N us before sleeping (default 0) or auto\n"
+	"    fixed-files=on|off       io_uring: registered descriptors (default on)\n"
+	"    fixed-buffers=on|off     io_uring: guest RAM as fixed buffers (default off)\n"
+	"    defer-taskrun=on|off     io_uring: DEFER_TASKRUN (default on)\n"
+	"    fanout=hash|cpu|lb|qm    packet: PACKET_FANOUT mode (default hash)\n"
+	"    rx=ring|recv             packet: TPACKET_V3 ring (default) or readv a frame\n"
+	"    qdisc-bypass=on|off      packet: bypass the qdisc on transmit (default on)\n"
+	"    xdp-zero-copy=on|off     xdp: zero-copy, if the driver can (default off)\n"
 	"  --stats[=json]       per-queue statistics at exit (and on SIGUSR1)\n"
 	"  --acpi=on|off        ACPI tables (default on): distribution kernels find\n"
 	"                       virtio-mmio devices and power off through them. The MP\n"
@@ -87,43 +99,55 @@ const char cli_usage[] =
 	"  8        debug-exit value out of range (the guest wrote more than 63)\n"
 	"  128+N    stopped by signal N (SIGTERM 143, SIGINT 130)\n";
 
-enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEM, OPT_SERIAL, OPT_HELP,
+enum { OPT_KERNEL, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEM, OPT_SERIAL, OPT_HELP,
        OPT_VERSION, OPT_NET, OPT_STATS, OPT_ACPI, OPT_MEM_OVERCOMMIT, OPT_DUMP_DTB,
        OPT_CPUID_DUMP, OPT_SECCOMP, OPT_DROP_CAPS, OPT_SECCOMP_LIST, OPT_BOOT_TRACE, OPT_IRQCHIP, OPT_END };
 
-static const struct option cli_long_options[] = {
-	{ "kernel", required_argument, NULL, OPT_KERNEL },
-	{ "initrd", required_argument, NULL, OPT_INITRD },
-	{ "cmdline", required_argument, NULL, OPT_CMDLINE },
-	{ "cpus", required_argument, NULL, OPT_CPUS },
-	{ "mem", required_argument, NULL, OPT_MEM },
-	{ "serial", required_argument, NULL, OPT_SERIAL },
-	{ "net", required_argument, NULL, OPT_NET },
-	{ "stats", optional_argument, NULL, OPT_STATS },
-	{ "acpi", required_argument, NULL, OPT_ACPI },
-	{ "irqchip", required_argument, NULL, OPT_IRQCHIP },
-	{ "mem-overcommit", no_argument, NULL, OPT_MEM_OVERCOMMIT },
-	{ "dump-dtb", required_argument, NULL, OPT_DUMP_DTB },
-	{ "cpuid-dump", optional_argument, NULL, OPT_CPUID_DUMP },
-	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
-	{ "drop-caps", no_argument, NULL, OPT_DROP_CAPS },
-	{ "seccomp-list", no_argument, NULL, OPT_SECCOMP_LIST },
-	{ "boot-trace", no_argument, NULL, OPT_BOOT_TRACE },
-	{ "help", no_argument, NULL, OPT_HELP },
-	{ "version", no_argument, NULL, OPT_VERSION },
-	{ NULL, 0, NULL, 0 },
+/* A value: none (--drop-caps), after '=' or as the next argument
+ * (--mem 1G, --mem=1G), or only after '=' (--stats=json). */
+enum cli_value { VALUE_NONE, VALUE_REQUIRED, VALUE_OPTIONAL };
+
+/* Long options only, and only by their full names: getopt_long's unique
+ * prefixes ("--kern") would turn into errors or other options the day a
+ * new option shares them. */
+static const struct cli_option {
+	const char *name;   /* first: vmm/suggest.h reads the table by it */
+	enum cli_value value;
+	int id;
+} cli_options[] = {
+	{ "kernel", VALUE_REQUIRED, OPT_KERNEL },
+	{ "initrd", VALUE_REQUIRED, OPT_INITRD },
+	{ "cmdline", VALUE_REQUIRED, OPT_CMDLINE },
+	{ "cpus", VALUE_REQUIRED, OPT_CPUS },
+	{ "mem", VALUE_REQUIRED, OPT_MEM },
+	{ "serial", VALUE_REQUIRED, OPT_SERIAL },
+	{ "net", VALUE_REQUIRED, OPT_NET },
+	{ "stats", VALUE_OPTIONAL, OPT_STATS },
+	{ "acpi", VALUE_REQUIRED, OPT_ACPI },
+	{ "irqchip", VALUE_REQUIRED, OPT_IRQCHIP },
+	{ "mem-overcommit", VALUE_NONE, OPT_MEM_OVERCOMMIT },
+	{ "dump-dtb", VALUE_REQUIRED, OPT_DUMP_DTB },
+	{ "cpuid-dump", VALUE_OPTIONAL, OPT_CPUID_DUMP },
+	{ "seccomp", VALUE_REQUIRED, OPT_SECCOMP },
+	{ "drop-caps", VALUE_NONE, OPT_DROP_CAPS },
+	{ "seccomp-list", VALUE_NONE, OPT_SECCOMP_LIST },
+	{ "boot-trace", VALUE_NONE, OPT_BOOT_TRACE },
+	{ "help", VALUE_NONE, OPT_HELP },
+	{ "version", VALUE_NONE, OPT_VERSION },
 };
+
+#define NR_CLI_OPTIONS (sizeof(cli_options) / sizeof(cli_options[0]))
 
 int cli_parse_size(const char *text, uint64_t *bytes)
 {
-	if (!text || !*text || *text == '-' || *text == '+')
-		return -EINVAL;
+	if (!text || *text < '0' || *text > '9')
+		return -EINVAL;   /* strtoull would take " 1", "+1" and "-1" */
 	char *end;
 	errno = 0;
 	unsigned long long v = strtoull(text, &end, 10);
 	if (errno || end == text)
 		return -EINVAL;
-	unsigned shift = 0;
+	unsigned shift = 20;   /* no suffix: MiB, as QEMU's -m and kvmtool's --mem */
 	switch (*end) {
 	case 'k': case 'K': shift = 10; end++; break;
 	case 'm': case 'M': shift = 20; end++; break;
@@ -131,9 +155,9 @@ int cli_parse_size(const char *text, uint64_t *bytes)
 	case 't': case 'T': shift = 40; end++; break;
 	default: break;
 	}
-	if (shift && (*end == 'i' || *end == 'I') && (end[1] == 'B' || end[1] == 'b'))
-		end += 2;
-	if (*end || (shift && v > (ULLONG_MAX >> shift)))
+	if (end[-1] > '9' && (*end == 'i' || *end == 'I') && (end[1] == 'B' || end[1] == 'b'))
+		end += 2;   /* "KiB" ... "TiB" */
+	if (*end || v > (ULLONG_MAX >> shift))
 		return -EINVAL;
 	*bytes = (uint64_t)v << shift;
 	return 0;
@@ -304,12 +328,39 @@ static bool cli_single_valued(int opt)
 	       opt != OPT_DROP_CAPS && opt != OPT_SECCOMP_LIST;
 }
 
-static const char *cli_option_name(int opt)
+static const struct cli_option *cli_option_find(const char *name, size_t len)
 {
-	for (const struct option *o = cli_long_options; o->name; o++)
-		if (o->val == opt)
-			return o->name;
-	return "?";
+	for (size_t i = 0; i < NR_CLI_OPTIONS; i++)
+		if (strncmp(cli_options[i].name, name, len) == 0 && cli_options[i].name[len] == '\0')
+			return &cli_options[i];
+	return NULL;
+}
+
+/* arg begins with '-' and is no option of ours: "unknown option '--cpu';
+ * did you mean '--cpus'?" when one is that close. There are no short
+ * options: "-k X" is "unknown option '-k'", but "-kernel" may mean one. */
+static int cli_unknown_option(const char *arg, struct vmm_err *err)
+{
+	bool dashes = arg[1] == '-';
+	const char *name = arg + (dashes ? 2 : 1);
+	size_t len = strcspn(name, "=");
+	int shown = (int)(name - arg + len);   /* the option as given, without "=value" */
+	const char *near = NULL;
+	if (dashes || len > 1) {
+		char word[SUGGEST_MAX_NAME + 8];
+		/* Cut, a name too long to be near any still is. */
+		size_t cut = len < sizeof(word) ? len : sizeof(word) - 1;
+		memcpy(word, name, cut);
+		word[cut] = '\0';
+		near = suggest_nearest(word, cli_options, NR_CLI_OPTIONS, sizeof(cli_options[0]));
+	}
+	if (near)
+		return vmm_err_set(err, EINVAL, "unknown option '%.*s'; did you mean '--%s'?", shown, arg, near);
+	if (!dashes)
+		shown = 2;   /* "-m512": a short option m with its value */
+	else if (len == 0)
+		shown = (int)strlen(arg);   /* "--=x" */
+	return vmm_err_set(err, EINVAL, "unknown option '%.*s'", shown, arg);
 }
 
 int cli_parse(int argc, char **argv, struct cli_options *o, struct vmm_err *err)
@@ -317,36 +368,41 @@ int cli_parse(int argc, char **argv, struct cli_options *o, struct vmm_err *err)
 	memset(o, 0, sizeof(*o));
 	minivmm_config_init(&o->vm);
 	/* The value each single-valued option was given, for "given twice". */
-	const char *given[OPT_END - OPT_KERNEL] = { 0 };
-	bool seen[OPT_END - OPT_KERNEL] = { false };
-	opterr = 0;   /* we print our own one-line errors */
-	optind = 1;
-	for (;;) {
-		int prev = optind;
-		int opt = getopt_long(argc, argv, "", cli_long_options, NULL);
-		if (opt == -1)
+	const char *given[OPT_END] = { 0 };
+	bool seen[OPT_END] = { false };
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		if (strcmp(arg, "--") == 0) {
+			if (i + 1 < argc)
+				return vmm_err_set(err, EINVAL, "unexpected argument '%s'", argv[i + 1]);
 			break;
-		if (opt == '?') {
-			const char *bad = prev < argc ? argv[prev] : "?";
-			if (optopt)
-				return vmm_err_set(err, EINVAL, "%s needs a value", bad);
-			return vmm_err_set(err, EINVAL, "unknown option '%s'", bad);
 		}
-		if (opt >= OPT_KERNEL && opt < OPT_END && cli_single_valued(opt)) {
-			unsigned i = (unsigned)(opt - OPT_KERNEL);
-			if (seen[i])
-				return vmm_err_set(err, EINVAL, "--%s given twice ('%s' and '%s')",
-						   cli_option_name(opt), given[i] ? given[i] : "",
-						   optarg ? optarg : "");
-			seen[i] = true;
-			given[i] = optarg;
+		if (arg[0] != '-' || arg[1] == '\0')
+			return vmm_err_set(err, EINVAL, "unexpected argument '%s'", arg);
+		const char *eq = strchr(arg, '=');
+		const struct cli_option *opt = arg[1] == '-' ?
+			cli_option_find(arg + 2, eq ? (size_t)(eq - arg - 2) : strlen(arg + 2)) : NULL;
+		if (!opt)
+			return cli_unknown_option(arg, err);
+		const char *value = eq ? eq + 1 : NULL;
+		if (opt->value == VALUE_NONE && value)
+			return vmm_err_set(err, EINVAL, "--%s takes no value", opt->name);
+		if (opt->value == VALUE_REQUIRED && !value) {
+			if (i + 1 == argc)
+				return vmm_err_set(err, EINVAL, "--%s needs a value", opt->name);
+			value = argv[++i];
 		}
-		int rc = cli_apply(opt, optarg, o, err);
+		if (cli_single_valued(opt->id)) {
+			if (seen[opt->id])
+				return vmm_err_set(err, EINVAL, "--%s given twice ('%s' and '%s')", opt->name,
+						   given[opt->id] ? given[opt->id] : "", value ? value : "");
+			seen[opt->id] = true;
+			given[opt->id] = value;
+		}
+		int rc = cli_apply(opt->id, value, o, err);
 		if (rc)
 			return rc;
 	}
-	if (optind < argc)
-		return vmm_err_set(err, EINVAL, "unexpected argument '%s'", argv[optind]);
 	if (o->help || o->version || o->seccomp_list)
 		return 0;
 	/* Ranges and consistency: the library's own validator, so the words

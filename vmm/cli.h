@@ -24,12 +24,15 @@ struct cli_options {
 /* The full grammar, printed by --help. */
 extern const char cli_usage[];
 
-/* Parse argv and validate the result (unless --help or --version). On
- * error returns a negative errno with a one-line message in err naming the
- * flag and the problem. */
+/* Parse argv and validate the result (unless --help or --version). Long
+ * options only, by their whole names (no abbreviations), each value after
+ * '=' or as the next argument ("--stats" and "--cpuid-dump": after '='
+ * only); "--" ends the options. On error returns a negative errno with a
+ * one-line message in err naming the flag and the problem; an unknown
+ * option's names the nearest one when it is close. argv is left as it is. */
 int cli_parse(int argc, char **argv, struct cli_options *opts, struct vmm_err *err);
 
-/* "256M", "1G", "4096K", "1048576" -> bytes. */
+/* "256M", "1G", "4096K", "2GiB" -> bytes; a number alone is MiB ("512"). */
 int cli_parse_size(const char *text, uint64_t *bytes);
 
 #endif

@@ -302,7 +302,7 @@ static int vm_check_vcpu_pins(const struct minivmm_config *cfg, struct vmm_err *
 
 static int vm_check_mem(const struct minivmm_config *cfg, struct vmm_err *err)
 {
-	if (cfg->mem_size < MINIVMM_MIN_MEM || cfg->mem_size % (2ull << 20)) {
+	if (cfg->mem_size < MINIVMM_MIN_MEM || cfg->mem_size % MINIVMM_MEM_ALIGN) {
 		char size[32];
 		config_format_size(cfg->mem_size, size, sizeof(size));
 		return vmm_err_set(err, EINVAL, "--mem: '%s' must be at least 16M and a multiple of 2M", size);

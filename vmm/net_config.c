@@ -10,6 +10,7 @@
 
 #include "vmm/config.h"
 #include "vmm/cpulist.h"
+#include "vmm/suggest.h"
 
 int net_config_parse_mac(const char *text, unsigned char mac[6])
 {
@@ -261,7 +262,7 @@ enum { SLOT_BACKEND, SLOT_QUEUES, SLOT_THREADS, SLOT_CPUS, SLOT_MAC, SLOT_MTU, S
        SLOT_FIXED_BUFFERS, SLOT_DEFER_TASKRUN, SLOT_XDP_ZERO_COPY, NR_SLOTS };
 
 static const struct net_key {
-	const char *name;
+	const char *name;   /* first: vmm/suggest.h reads the table by it */
 	unsigned slot;
 	bool value_optional;
 	net_key_fn apply;
@@ -287,12 +288,19 @@ static const struct net_key {
 	{ "xdp-zero-copy", SLOT_XDP_ZERO_COPY, false, key_xdp_zero_copy, FOR_XDP },
 };
 
+#define NR_NET_KEYS (sizeof(net_keys) / sizeof(net_keys[0]))
+
 static const struct net_key *net_key_find(const char *name)
 {
-	for (size_t i = 0; i < sizeof(net_keys) / sizeof(net_keys[0]); i++)
+	for (size_t i = 0; i < NR_NET_KEYS; i++)
 		if (strcmp(net_keys[i].name, name) == 0)
 			return &net_keys[i];
 	return NULL;
+}
+
+const char *net_config_key_name(unsigned i)
+{
+	return i < NR_NET_KEYS ? net_keys[i].name : NULL;
 }
 
 /* One item of the spec, split at '='. */
@@ -316,10 +324,15 @@ struct net_parse {
 static int net_apply(struct net_parse *p, const struct net_item *it, struct vmm_err *err)
 {
 	const struct net_key *k = net_key_find(it->key);
-	if (!k)
-		return vmm_err_set(err, EINVAL, "--net: unknown key '%s' (" NET_SYNTAX ")", it->key);
+	if (!k) {
+		/* The grammar is in --help: one line names the key closest to it. */
+		const char *near = suggest_nearest(it->key, net_keys, NR_NET_KEYS, sizeof(net_keys[0]));
+		if (near)
+			return vmm_err_set(err, EINVAL, "--net: unknown key '%s'; did you mean '%s'?", it->key, near);
+		return vmm_err_set(err, EINVAL, "--net: unknown key '%s'", it->key);
+	}
 	if (!it->value && !k->value_optional)
-		return vmm_err_set(err, EINVAL, "--net: '%s' needs a value (" NET_SYNTAX ")", it->key);
+		return vmm_err_set(err, EINVAL, "--net: '%s' needs a value", it->key);
 	if (p->have[k->slot]) {
 		char a[96], b[96];
 		item_text(&p->seen[k->slot], a, sizeof(a));

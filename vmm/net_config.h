@@ -20,6 +20,10 @@
  * key's kind (a number, a CPU list, a MAC ...). */
 int net_config_parse(const char *spec, struct minivmm_net_config *net, struct vmm_err *err);
 
+/* The name of the i-th key ("tap", "queues" ...), NULL past the last: for
+ * the test that --help explains every one. */
+const char *net_config_key_name(unsigned i);
+
 int net_config_parse_mac(const char *text, unsigned char mac[6]);
 
 /* Decimal unsigned, digits only, fitting in unsigned: 0 or -EINVAL/-ERANGE. */

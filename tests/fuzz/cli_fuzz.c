@@ -152,9 +152,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		start = i + 1;
 	}
 	argv[argc] = NULL;
-	/* getopt permutes argv: keep the pointers to free them. */
-	char *owned[MAX_ARGS + 2];
-	memcpy(owned, argv, sizeof(owned));
 
 	struct cli_options o;
 	struct vmm_err err = { 0 };
@@ -172,6 +169,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(text);
 
 	for (int i = 0; i < argc; i++)
-		free(owned[i]);
+		free(argv[i]);
 	return 0;
 }

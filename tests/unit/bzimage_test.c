@@ -370,9 +370,23 @@ Test(bzimage, rejects_initrd_too_large)
 	l.req.initrd = initrd;
 	l.req.initrd_size = size;
 	cr_expect_eq(bzimage_load(&l.mem, &l.req, &l.entry, &l.err), -E2BIG);
-	cr_expect_str_eq(l.err.msg,
-			 "initrd of 46137345 bytes does not fit between the kernel's end 0x1400000 and 0x4000000");
+	cr_expect_str_eq(l.err.msg, "initrd of 44.1 MiB needs RAM up to 64.1 MiB next to the kernel (up to 20 MiB); "
+				    "the guest has 64 MiB: use --mem 66M or more");
 	free(initrd);
+	teardown_load(&l);
+}
+
+/* Past initrd_addr_max no amount of RAM helps, and the message says so. */
+Test(bzimage, rejects_initrd_past_initrd_addr_max_whatever_the_ram)
+{
+	struct loaded l;
+	setup_load(&l, 64 * MiB);
+	hdr_of(l.img)->initrd_addr_max = 48 * MiB - 1;
+	l.req.initrd = l.img->bytes;   /* never read: refused first */
+	l.req.initrd_size = 30 * MiB;
+	cr_expect_eq(bzimage_load(&l.mem, &l.req, &l.entry, &l.err), -E2BIG);
+	cr_expect_str_eq(l.err.msg, "initrd of 30 MiB needs RAM up to 50 MiB next to the kernel (up to 20 MiB); "
+				    "that is past the kernel's initrd_addr_max at 48 MiB: no --mem can give it");
 	teardown_load(&l);
 }
 
@@ -381,8 +395,13 @@ Test(bzimage, rejects_init_size_beyond_guest_ram)
 	struct loaded l;
 	setup_load(&l, 16 * MiB);
 	cr_expect_eq(bzimage_load(&l.mem, &l.req, &l.entry, &l.err), -ENOMEM);
-	cr_expect_str_eq(l.err.msg,
-			 "bz: kernel needs RAM up to 0x1400000 (init_size 0x400000) but RAM below the MMIO hole ends at 0x1000000");
+	cr_expect_str_eq(l.err.msg, "bz: kernel needs RAM up to 20 MiB (init_size 4 MiB); the guest has 16 MiB: "
+				    "use --mem 20M or more");
+	/* Past the MMIO hole, where more RAM does not go. */
+	hdr_of(l.img)->init_size = 3u << 30;
+	cr_expect_eq(bzimage_load(&l.mem, &l.req, &l.entry, &l.err), -ENOMEM);
+	cr_expect_str_eq(l.err.msg, "bz: kernel needs RAM up to 3088 MiB (init_size 3072 MiB); that is past the "
+				    "MMIO hole at 3072 MiB: no --mem can give it");
 	teardown_load(&l);
 }
 

@@ -5,6 +5,7 @@
 
 #include "vmm/cli.h"
 #include "vmm/cpuid_dump.h"
+#include "vmm/net_config.h"
 
 #define ARGV(...) ((char *[]){ "minivmm", __VA_ARGS__, NULL })
 #define ARGC(...) ((int)(sizeof((char *[]){ "minivmm", __VA_ARGS__ }) / sizeof(char *)))
@@ -98,11 +99,85 @@ Test(cli, rejects_unknown_option_missing_value_and_stray_argument)
 	cr_assert_str_eq(e.msg, "--kernel PATH is required");
 }
 
+/* arg first, then "X --kernel k": refused with exactly want. */
+static void expect_option_refused(const char *arg, const char *want)
+{
+	struct cli_options o;
+	struct vmm_err e = { 0 };
+	char *argv[] = { "minivmm", (char *)arg, "X", "--kernel", "k", NULL };
+	cr_assert_eq(cli_parse(5, argv, &o, &e), -EINVAL, "%s accepted", arg);
+	cr_assert_str_eq(e.msg, want);
+}
+
+/* There are no short options: "-k X" used to say "-k needs a value", and
+ * any unknown short option the same. */
+Test(cli, unknown_options_are_named_as_given)
+{
+	expect_option_refused("-k", "unknown option '-k'");
+	expect_option_refused("-z", "unknown option '-z'");
+	expect_option_refused("-h", "unknown option '-h'");
+	expect_option_refused("-m512", "unknown option '-m'");
+	expect_option_refused("-kernel", "unknown option '-kernel'; did you mean '--kernel'?");
+	expect_option_refused("--frobnicate", "unknown option '--frobnicate'");
+	expect_option_refused("--cpu", "unknown option '--cpu'; did you mean '--cpus'?");
+	expect_option_refused("--cpu=2", "unknown option '--cpu'; did you mean '--cpus'?");
+	expect_option_refused("--seccom=off", "unknown option '--seccom'; did you mean '--seccomp'?");
+	expect_option_refused("--drop_caps", "unknown option '--drop_caps'; did you mean '--drop-caps'?");
+	expect_option_refused("--=x", "unknown option '--=x'");
+}
+
+/* getopt_long took any unique prefix ("--kern"): a new option sharing it
+ * would have changed what an old command line meant. */
+Test(cli, only_whole_option_names_are_taken)
+{
+	expect_option_refused("--kern", "unknown option '--kern'; did you mean '--kernel'?");
+	expect_option_refused("--mem-over", "unknown option '--mem-over'; did you mean '--mem-overcommit'?");
+	expect_option_refused("--v", "unknown option '--v'; did you mean '--version'?");
+	expect_option_refused("--he", "unknown option '--he'; did you mean '--help'?");
+	expect_option_refused("--s", "unknown option '--s'");
+}
+
+/* "--drop-caps=yes" used to say "--drop-caps=yes needs a value". */
+Test(cli, value_errors_name_the_option)
+{
+	struct cli_options o;
+	struct vmm_err e = { 0 };
+	cr_assert_lt(PARSE(&o, &e, "--drop-caps=yes", "--kernel", "k"), 0);
+	cr_assert_str_eq(e.msg, "--drop-caps takes no value");
+	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "--boot-trace=1"), 0);
+	cr_assert_str_eq(e.msg, "--boot-trace takes no value");
+	cr_assert_lt(PARSE(&o, &e, "--help="), 0);
+	cr_assert_str_eq(e.msg, "--help takes no value");
+	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "--mem"), 0);
+	cr_assert_str_eq(e.msg, "--mem needs a value");
+	cr_assert_eq(PARSE(&o, &e, "--kernel=k", "--mem=1G", "--cmdline", "--x"), 0, "%s", e.msg);
+	cr_assert_str_eq(o.vm.kernel_path, "k");
+	cr_assert_str_eq(o.vm.cmdline, "--x", "a separate value is taken as it is");
+	cr_assert_eq(o.vm.mem_size, 1ull << 30);
+}
+
+Test(cli, double_dash_ends_the_options)
+{
+	struct cli_options o;
+	struct vmm_err e = { 0 };
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--"), 0, "%s", e.msg);
+	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "--", "--mem"), 0);
+	cr_assert_str_eq(e.msg, "unexpected argument '--mem'");
+	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "-"), 0);
+	cr_assert_str_eq(e.msg, "unexpected argument '-'");
+	cr_assert_lt(PARSE(&o, &e, "stray", "--kernel", "k"), 0);
+	cr_assert_str_eq(e.msg, "unexpected argument 'stray'");
+}
+
 Test(cli, size_suffixes)
 {
 	uint64_t b;
 	cr_assert_eq(cli_parse_size("4096", &b), 0);
-	cr_assert_eq(b, 4096);
+	cr_assert_eq(b, 4096ull << 20, "no suffix: MiB, as QEMU and kvmtool");
+	cr_assert_eq(cli_parse_size("512", &b), 0);
+	cr_assert_eq(b, 512ull << 20);
+	cr_assert_eq(cli_parse_size("0", &b), 0);
+	cr_assert_eq(b, 0, "the validator's to refuse");
 	cr_assert_eq(cli_parse_size("64K", &b), 0);
 	cr_assert_eq(b, 64 << 10);
 	cr_assert_eq(cli_parse_size("256M", &b), 0);
@@ -113,8 +188,16 @@ Test(cli, size_suffixes)
 	cr_assert_lt(cli_parse_size("M", &b), 0);
 	cr_assert_lt(cli_parse_size("1Q", &b), 0);
 	cr_assert_lt(cli_parse_size("-1M", &b), 0);
+	cr_assert_lt(cli_parse_size(" -1", &b), 0);
+	cr_assert_lt(cli_parse_size(" 512", &b), 0);
 	cr_assert_lt(cli_parse_size("99999999999999999999T", &b), 0);
 	cr_assert_lt(cli_parse_size("20000000T", &b), 0);   /* overflows 64 bits */
+	cr_assert_lt(cli_parse_size("17592186044416", &b), 0, "2^44 MiB overflows 64 bits");
+	cr_assert_eq(cli_parse_size("17592186044415", &b), 0);
+	cr_assert_lt(cli_parse_size("512iB", &b), 0, "iB only after a suffix");
+	cr_assert_lt(cli_parse_size("512B", &b), 0);
+	cr_assert_eq(cli_parse_size("64kib", &b), 0);
+	cr_assert_eq(b, 64 << 10);
 }
 
 /* A second --kernel used to win silently. Every option but --net (one
@@ -205,6 +288,16 @@ Test(cli, range_errors_are_the_validators_words)
 	}
 }
 
+Test(cli, mem_without_a_suffix_is_mib)
+{
+	struct cli_options o;
+	struct vmm_err e = { 0 };
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--mem", "512"), 0, "%s", e.msg);
+	cr_assert_eq(o.vm.mem_size, 512ull << 20);
+	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "--mem", "8"), 0);
+	cr_assert_str_eq(e.msg, "--mem: '8M' must be at least 16M and a multiple of 2M");
+}
+
 Test(cli, mem_overcommit_flag)
 {
 	struct cli_options o;
@@ -276,4 +369,29 @@ Test(cli, an_error_quoting_an_argument_with_a_newline_is_one_line)
 	cr_assert_str_eq(e.msg, "unexpected argument 'stray\\nline'");
 	cr_assert_lt(PARSE(&o, &e, "--net", "tap=x,bogus\x1b[2J=1"), 0);
 	cr_assert_null(strchr(e.msg, '\x1b'), "%s", e.msg);
+}
+
+/* --help used to explain 6 of the 18 --net keys: each has its own line
+ * ("    queues=N ..."), and is in the grammar, so a new key cannot be left
+ * out of either. */
+Test(cli, usage_explains_every_net_key)
+{
+	unsigned n = 0;
+	for (const char *key; (key = net_config_key_name(n)); n++) {
+		char line[64];
+		snprintf(line, sizeof(line), "\n    %s", key);
+		const char *at = strstr(cli_usage, line);
+		cr_assert(at, "--help has no line for --net %s", key);
+		char after = at[strlen(line)];
+		cr_assert(after == '=' || after == '[', "--help's line for --net %s reads '%.30s'", key, at + 1);
+		static const char syntax[] = NET_SYNTAX;
+		bool in_syntax = false;
+		for (const char *p = syntax; (p = strstr(p, key)); p++) {
+			char next = p[strlen(key)];
+			if (p > syntax && strchr("[,|", p[-1]) && (next == '=' || next == '['))
+				in_syntax = true;
+		}
+		cr_assert(in_syntax, "NET_SYNTAX lacks --net %s", key);
+	}
+	cr_assert_geq(n, 18);
 }

@@ -202,7 +202,12 @@ Test(pvh, rejects_initrd_larger_than_free_ram)
 	fx.req.initrd = fx.e->bytes;   /* contents never read */
 	fx.req.initrd_size = 63 * MiB;
 	expect_load_fails(&fx, E2BIG,
-			  "initrd of 66060288 bytes does not fit in guest RAM below 0x4000000 next to the kernel");
+			  "initrd of 63 MiB needs RAM up to 64.1 MiB next to the kernel (up to 1.1 MiB); "
+			  "the guest has 64 MiB: use --mem 66M or more");
+	fx.req.initrd_size = 3u << 30;
+	expect_load_fails(&fx, E2BIG,
+			  "initrd of 3072 MiB needs RAM up to 3073.1 MiB next to the kernel (up to 1.1 MiB); "
+			  "that is past the MMIO hole at 3072 MiB: no --mem can give it");
 	teardown(&fx);
 }
 
@@ -315,7 +320,10 @@ Test(pvh, rejects_segment_outside_ram)
 	struct fixture fx;
 	setup(&fx);
 	phdr(fx.e, 0)->p_paddr = 64 * MiB - 0x1000;
-	expect_load_fails(&fx, ENOMEM, "elf: segment 0 [0x3fff000, +0x2000) is not inside guest RAM");
+	expect_load_fails(&fx, ENOMEM, "elf: segment 0 [0x3fff000, +0x2000) needs RAM up to 64.1 MiB; "
+				       "the guest has 64 MiB: use --mem 66M or more");
+	phdr(fx.e, 0)->p_paddr = (3ull << 30) - 0x1000;
+	expect_load_fails(&fx, ENOMEM, "elf: segment 0 [0xbffff000, +0x2000) is not inside guest RAM");
 	phdr(fx.e, 0)->p_paddr = UINT64_MAX - 0xfff;
 	expect_load_fails(&fx, ENOMEM,
 			  "elf: segment 0 [0xfffffffffffff000, +0x2000) is not inside guest RAM");
