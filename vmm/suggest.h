@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* "Did you mean ...?": the name in a table nearest to what the user typed,
  * for unknown options (vmm/cli.c) and unknown --net keys (vmm/net_config.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The loaders' words for too little RAM (boot/boot.c): sizes in MiB and
  * the --mem that would do, computed from the numbers the check used. */
 #include <criterion/criterion.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* "Did you mean": the bounded edit distance and the nearest name in a
  * table (vmm/suggest.h), as unknown options and --net keys use them. */
 #include <criterion/criterion.h>
