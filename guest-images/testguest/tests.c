@@ -161,6 +161,7 @@ static const struct tg_test tests[] = {
 	{ "net-gen", test_net_gen, "virtio-net: send numbered UDP datagrams" },
 	{ "net-sink", test_net_sink, "virtio-net: count numbered UDP datagrams" },
 	{ "net-duplex", test_net_duplex, "virtio-net: net-gen and net-sink at once on every queue" },
+	{ "net-up", test_net_up, "virtio-net: bring every queue up, one frame each, reset" },
 	{ "net-hostile", test_net_hostile, "virtio-net: break the rules (kind=K), expect NEEDS_RESET, recover" },
 };
 
