@@ -40,6 +40,8 @@
  *                   ("debug-exit value out of range")
  *   10              the guest panicked: it wrote PVPANIC_PANICKED or
  *                   PVPANIC_CRASH_LOADED to the pvpanic device
+ *   12              the guest still ran when its time limit ran out
+ *                   (--timeout, minivmm_config.timeout_secs)
  *   128 + N         stopped by signal N: SIGHUP 129, SIGINT 130, SIGQUIT 131,
  *                   SIGTERM 143 (a fatal crash of the VMM itself is the
  *                   shell's 128 + N as well: SIGSEGV 139, SIGABRT 134) */
@@ -49,6 +51,7 @@
 #define MINIVMM_EXIT_HOST_ERROR  6       /* the VMM itself failed while running */
 #define MINIVMM_EXIT_DEBUG_RANGE 8       /* debug-exit value above MINIVMM_DEBUG_EXIT_MAX */
 #define MINIVMM_EXIT_GUEST_PANIC 10      /* the guest reported a panic through pvpanic */
+#define MINIVMM_EXIT_TIMEOUT     12      /* the guest outlived its time limit */
 #define MINIVMM_EXIT_SIGNAL_BASE 128     /* + N: stopped by signal N */
 
 /* Local APIC and IOAPIC, at their architectural addresses. */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -657,11 +658,28 @@ static void vm_stop_vcpus(struct minivmm *vm)
 		vcpu_join(&vm->vcpus[i]);
 }
 
+/* Until the first stop request, or, with a time limit (timeout_secs), until
+ * it runs out, counted from now: the vCPUs have just started. */
 static void vm_wait_for_stop_request(struct minivmm *vm)
 {
+	uint64_t deadline = vm->cfg.timeout_secs ?
+		monotonic_ns() + (uint64_t)vm->cfg.timeout_secs * 1000000000ull : 0;
 	while (!vm_is_stopping(vm)) {
+		int wait_ms = -1;
+		if (deadline) {
+			uint64_t now = monotonic_ns();
+			if (now >= deadline) {
+				char reason[80];
+				snprintf(reason, sizeof(reason), "guest still running after %u s (--timeout)",
+					 vm->cfg.timeout_secs);
+				vm_request_stop(vm, MINIVMM_EXIT_TIMEOUT, reason);
+				break;
+			}
+			uint64_t left_ms = (deadline - now + 999999) / 1000000;   /* never early */
+			wait_ms = left_ms > INT_MAX ? INT_MAX : (int)left_ms;
+		}
 		struct pollfd p = { .fd = vm->stop_fd, .events = POLLIN };
-		if (poll(&p, 1, -1) < 0 && errno != EINTR) {
+		if (poll(&p, 1, wait_ms) < 0 && errno != EINTR) {
 			vm_request_stop(vm, MINIVMM_EXIT_HOST_ERROR, "poll on the stop request failed");
 			break;
 		}
