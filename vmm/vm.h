@@ -11,6 +11,7 @@
 #include "devices/debug_ports.h"
 #include "devices/i8042.h"
 #include "devices/pit.h"
+#include "devices/pvpanic.h"
 #include "devices/serial.h"
 #include "devices/virtio/net.h"
 #include "boot/cmdline.h"
@@ -40,6 +41,7 @@ struct minivmm {
 	struct pit pit;             /* split irqchip only (KVM's otherwise); pit.ev set when added */
 	struct debug_ports debug_ports;
 	struct acpi_pm acpi_pm;
+	struct pvpanic pvpanic;
 	struct irqchip irqchip;    /* set before the serial port, torn down after it */
 
 	struct virtio_net *net[MINIVMM_MAX_NETS];

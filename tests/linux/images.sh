@@ -15,12 +15,13 @@ li_inner_kernel() {
 }
 
 # li_inner_variants CASES: the inner kernel variants the cases need
-# (guest-images/linux/inner-NAME.config; today acpi-nopci for the *-acpi-nopci
-# cases), as "NAME=DIR" words in kvariants, or kvariants_err.
+# (guest-images/linux/inner-NAME.config: acpi-nopci for the *-acpi-nopci
+# cases, pvpanic for the pvpanic case), as "NAME=DIR" words in kvariants, or
+# kvariants_err.
 li_inner_variants() {
 	kvariants="" kvariants_err=""
 	local name dir
-	for name in acpi-nopci; do
+	for name in acpi-nopci pvpanic; do
 		case " $1 " in *"$name"*) ;; *) continue ;; esac
 		if ! dir=$("$repo/guest-images/linux/build-kernel.sh" --variant "$name" 2>"$logs/kernel-$name-build.log" | tail -n 1) ||
 		   [ ! -f "$dir/bzImage" ]; then

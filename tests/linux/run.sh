@@ -5,7 +5,10 @@
 # virtio_net driver over a tap (ethtool -L, ping, iperf3 on every queue pair)
 # and check minivmm's --stats=json. debian-acpi boots Debian's own generic
 # kernel, which finds the virtio-mmio device through minivmm's ACPI tables,
-# pings over it and powers off through the ACPI S5 sleep register.
+# pings over it and powers off through the ACPI S5 sleep register. pvpanic
+# boots a kernel with ACPI, PCI and the pvpanic driver into a panic (no
+# init): its pvpanic report, not the reset panic=1 makes after it, must end
+# minivmm (status 10).
 #
 # On a host with VMX/SVM, minivmm runs the inner guest directly. Otherwise
 # (e.g. a PVM /dev/kvm, where guest kernel code is emulated ~5000x slower) it
@@ -33,7 +36,7 @@ build=${BUILD:-build}
 case "$build" in /*) ;; *) build=$repo/$build ;; esac
 work=$build/linux
 logs=$build/linux-logs
-all_cases="bzimage pvh net-bzimage-q1 net-bzimage-q2 net-pvh-q2 net-q2-threads1 net-acpi-nopci-q1 acpi-nopci-hint debian-acpi"
+all_cases="bzimage pvh net-bzimage-q1 net-bzimage-q2 net-pvh-q2 net-q2-threads1 net-acpi-nopci-q1 acpi-nopci-hint pvpanic debian-acpi"
 cases=${LINUX_TEST_CASES:-$all_cases}
 limit=${LINUX_TEST_TIMEOUT:-180}
 mkdir -p "$work" "$logs"
@@ -164,6 +167,7 @@ inner_vmlinux() {
 	case "$1" in
 	debian-acpi) ;;
 	*acpi-nopci*) for v in $kvariants; do [ "${v%%=*}" = acpi-nopci ] && echo "${v#*=}/vmlinux"; done ;;
+	pvpanic) for v in $kvariants; do [ "${v%%=*}" = pvpanic ] && echo "${v#*=}/vmlinux"; done ;;
 	*) echo "$kdir/vmlinux" ;;
 	esac
 }
@@ -231,6 +235,19 @@ check_case() {
 			reason="minivmm exit=$vexit, want 0 (the guest resets after its init ends)"
 		fi
 		result="minivmm told why: $(grep -m 1 -o 'minivmm: virtio-mmio device at .*' "$clean" | cut -c1-120)..."
+	elif [ -z "$reason" ] && [ "$c" = pvpanic ]; then
+		# No init, so no result line: what counts is that the kernel
+		# panicked and minivmm stopped with the panic's status, not with
+		# the 0 of the reset panic=1 makes a second later.
+		if ! grep -q 'Kernel panic - not syncing' "$clean"; then
+			reason="the inner kernel did not panic (no 'Kernel panic - not syncing' line), minivmm exit=$vexit"
+		elif [ "$vexit" != 10 ]; then
+			reason="the inner kernel panicked but minivmm exit=$vexit, want 10 (its pvpanic report)"
+			[ "$vexit" != 0 ] || reason="$reason: the panic=1 reset ended it, no pvpanic report reached minivmm (the kernel's CONFIG_PVPANIC_MMIO, the DSDT's QEMU0001 device, minivmm's port 0x505)"
+		elif ! grep -q 'minivmm: guest panicked (pvpanic) (exit status 10)' "$clean"; then
+			reason="minivmm exit=10 but not its line 'minivmm: guest panicked (pvpanic) (exit status 10)'"
+		fi
+		result="$(grep -m 1 -o 'Kernel panic - not syncing.*' "$clean" | cut -c1-100) -> $(grep -m 1 -o 'minivmm: guest panicked.*' "$clean")"
 	elif [ -z "$reason" ]; then
 		case "$result" in
 		"MINIVMM-RESULT: PASS "*"token=$token-$c "*)
@@ -312,10 +329,15 @@ if [ "$mode" = direct ]; then
 		acpi-nopci-hint)
 			for v in $kvariants; do [ "${v%%=*}" = acpi-nopci ] && kernel=${v#*=}/bzImage; done
 			q=1 net="tap=mtap0" ;;
+		pvpanic)
+			for v in $kvariants; do [ "${v%%=*}" = pvpanic ] && kernel=${v#*=}/bzImage; done ;;
 		*) fail "$c" "unknown case" "-"; continue ;;
 		esac
 		cmd="console=ttyS0 reboot=k panic=-1 minivmm.test=$token-$c minivmm.cpus=2"
 		args=(--kernel "$kernel" --initrd "$inner_initrd" --cpus 2 --mem 256M)
+		# The same as outer-init's pvpanic: no init, a panic, then panic=1's reset.
+		[ "$c" != pvpanic ] ||
+			cmd="console=ttyS0 reboot=k panic=1 rdinit=/nonexistent init=/nonexistent minivmm.test=$token-$c"
 		if [ "$c" = debian-acpi ]; then
 			# The same as outer-init's debian-acpi: no reboot=k, poweroff at the end.
 			cmd="console=ttyS0 panic=-1 minivmm.test=$token-$c minivmm.cpus=2 minivmm.checks=cmdline,cpus,acpi,ping minivmm.queues=2 minivmm.halt=poweroff minivmm.watchdog=60"
@@ -390,14 +412,20 @@ run_nested_case() {
 	secs=$(( $(date +%s) - t0 ))
 }
 
-# No result at all from the inner guest: under QEMU TCG's SVM emulation an
+# no_result LOG CASE: no result at all from the inner guest, i.e. no
+# MINIVMM-RESULT line (for pvpanic, which has no init, no panic;
+# acpi-nopci-hint prints none and is never re-run). Under QEMU TCG's SVM emulation an
 # inner guest now and then triple-faults or stalls early, and the outer guest
 # itself sometimes dies, with QEMU microvm as the inner VMM too
 # (docs/linux-guests.md). Such a case is run once more and the first
 # attempt is reported, not hidden; a FAIL line from the inner guest is never
 # re-run, and a second attempt without a result fails the case.
 no_result() {
-	! tr -d '\r' < "$1" | grep -q 'MINIVMM-RESULT:'
+	case "$2" in
+	acpi-nopci-hint) return 1 ;;
+	pvpanic) ! tr -d '\r' < "$1" | grep -q 'Kernel panic - not syncing' ;;
+	*) ! tr -d '\r' < "$1" | grep -q 'MINIVMM-RESULT:' ;;
+	esac
 }
 
 first_failure() {
@@ -414,7 +442,7 @@ for c in $cases; do
 	log=$logs/$c.log
 	if [ "$c" = debian-acpi ] && [ -z "$deb_kernel" ]; then fail "$c" "$deb_err" "-"; continue; fi
 	run_nested_case "$c" "$log"
-	if [ "$c" != acpi-nopci-hint ] && no_result "$log"; then   # that case prints none
+	if no_result "$log" "$c"; then
 		mv "$log" "$log.attempt1"
 		diag "$c: no result from the inner guest ($(first_failure "$log.attempt1")); log: $log.attempt1; running it once more"
 		reruns+=("$c ($(failure_kind "$log.attempt1"))")
