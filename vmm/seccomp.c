@@ -201,7 +201,6 @@ static const struct seccomp_rule rules[] = {
 	  .why = "kick each vCPU out of KVM_RUN when the VM stops" },
 	{ SYS(tgkill), .roles = RL_MAIN, ARGS(PID(0), ONE_OF(2, "sig", SIGTERM)),
 	  .why = "the minivmm command wakes its signal thread to end it" },
-	IOCTL(RL_MAIN, 0, "unregister ioeventfds and irqfds when the devices go", KVM_IOEVENTFD, KVM_IRQFD),
 	IOCTL(RL_MAIN | RL_SIGNALS, 0, "stdio asks whether stdout/stderr is a terminal", TCGETS),
 	{ SYS(newfstatat), .roles = RL_MAIN | RL_SIGNALS | RL_LINK, .why = "stdio buffers, fopen, opendir" },
 	{ SYS(fstat), .roles = RL_MAIN | RL_SIGNALS | RL_LINK, .why = "stdio buffers, fopen, opendir" },
@@ -228,14 +227,16 @@ static const struct seccomp_rule rules[] = {
 	IOCTL(RL_VCPU | RL_SERIAL, 0, "the UART's interrupt line", KVM_IRQ_LINE),
 	IOCTL(RL_VCPU, W_SPLIT_IRQCHIP, "the guest's IOAPIC redirection entries, as KVM's MSI routes",
 	      KVM_SET_GSI_ROUTING),
-	IOCTL(RL_VCPU, 0, "COM1's transmit register queued in KVM's coalesced ring or not, as the guest's IER and MCR writes allow",
-	      KVM_REGISTER_COALESCED_MMIO, KVM_UNREGISTER_COALESCED_MMIO),
 	IOCTL(RL_VCPU | RL_CTRL | RL_LINK, W_TAP, "guest offloads at DRIVER_OK and GUEST_OFFLOADS_SET",
 	      TUNSETOFFLOAD),
 	IOCTL(RL_MAIN | RL_VCPU | RL_CTRL | RL_LINK, W_TAP, "attach and detach tap queues (VQ_PAIRS_SET, reset)",
 	      TUNSETQUEUE),
 	{ SYS(eventfd2), .roles = RL_VCPU | RL_CTRL | RL_LINK, .when = W_NET,
 	  .why = "a worker's stop eventfd, made by the thread that starts it (VQ_PAIRS_SET restarts workers on a packet device and with threads=auto)" },
+
+	/* ---- serial: the console's transmit queue ---- */
+	IOCTL(RL_SERIAL, 0, "COM1's transmit register queued in KVM's coalesced ring or not, as the guest's IER and MCR writes allow",
+	      KVM_REGISTER_COALESCED_MMIO, KVM_UNREGISTER_COALESCED_MMIO),
 
 	/* ---- serial, control, link: waiting ---- */
 	{ SYS(poll), .roles = RL_MAIN | RL_VCPU | RL_SERIAL | RL_CTRL | RL_LINK,

@@ -94,12 +94,16 @@ static int vm_machine_ioeventfd(void *opaque, uint64_t addr, unsigned len, uint6
 				bool assign)
 {
 	struct minivmm *vm = opaque;
+	if (!assign && vm->tearing_down)
+		return 0;   /* the VM fd's close frees it (vm->tearing_down) */
 	return kvm_ioeventfd(&vm->kvm, addr, len, datamatch, fd, assign);
 }
 
 static int vm_machine_irqfd(void *opaque, int fd, unsigned gsi, bool assign)
 {
 	struct minivmm *vm = opaque;
+	if (!assign && vm->tearing_down)
+		return 0;   /* the VM fd's close frees it (vm->tearing_down) */
 	return kvm_irqfd(&vm->kvm, fd, gsi, assign);
 }
 
@@ -107,6 +111,12 @@ static int vm_machine_coalesce_pio(void *opaque, uint16_t port, unsigned len, bo
 {
 	struct minivmm *vm = opaque;
 	return kvm_coalesce_pio(&vm->kvm, port, len, assign);
+}
+
+static unsigned vm_machine_drain_queued(void *opaque)
+{
+	struct minivmm *vm = opaque;
+	return coalesced_ring_drain(&vm->coalesced);
 }
 
 static void vm_machine_log(void *opaque, const char *line)
@@ -629,7 +639,8 @@ int minivmm_create(const struct minivmm_config *cfg, struct minivmm **out, char 
 	vm->events = (struct machine){ .opaque = vm, .request_stop = vm_machine_request_stop,
 				       .log = vm_machine_log, .set_irq = vm_machine_set_irq,
 				       .ioeventfd = vm_machine_ioeventfd, .irqfd = vm_machine_irqfd,
-				       .coalesce_pio = vm_machine_coalesce_pio };
+				       .coalesce_pio = vm_machine_coalesce_pio,
+				       .drain_queued = vm_machine_drain_queued };
 	coalesced_ring_init(&vm->coalesced, &vm->pio_bus, &vm->mmio_bus);
 
 	int rc;
@@ -798,8 +809,15 @@ void minivmm_destroy(struct minivmm *vm)
 		minivmm_stop(vm);    /* no-op if it stopped already */
 		minivmm_wait(vm);
 	}
+	vm->tearing_down = true;
 	if (vm->vcpus) {
 		vm_stop_vcpus(vm);
+		/* The serial thread drains the coalesced ring, which lives in
+		 * vCPU 0's kvm_run mapping: it stops first (vm_run stopped it
+		 * already when the VM ran). */
+		if (vm->serial)
+			serial_stop_input(vm->serial);
+		coalesced_ring_detach(&vm->coalesced);
 		for (unsigned i = 0; i < vm->ncpus; i++)
 			if (vm->vcpus[i].ctx)
 				vcpu_destroy(&vm->vcpus[i]);

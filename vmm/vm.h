@@ -54,6 +54,11 @@ struct minivmm {
 	struct vcpu_context vcpu_ctx;
 	struct coalesced_ring coalesced;   /* KVM's queue of COM1 writes */
 	unsigned ncpus;
+	/* Being torn down: what KVM holds for the devices (ioeventfds,
+	 * irqfds, the coalesced zone) goes with the VM fd, all at once;
+	 * devices going away do not unregister theirs one by one, each of
+	 * which costs an SRCU grace period. Main thread only. */
+	bool tearing_down;
 
 	/* Stop protocol (async-signal-safe on the requesting side): the
 	 * first request claims stop_claimed, records status and reason,

@@ -82,6 +82,18 @@ static void tg_print_last_words(void)
 		tg_printf("testguest: last bytes, no newline");
 }
 
+/* spin-ms=N: N ms of pause loops at CPL3, no exit at all, so whatever the
+ * guest printed last stays in KVM's queue unless the VMM drains it itself
+ * (test_boot.sh times when it arrives). */
+static void tg_spin_without_exits(void)
+{
+	uint64_t ms;
+	if (cmdline_get_u64("spin-ms", 0, &ms) == 0 && ms) {
+		delay_us(ms * 1000);
+		tg_printf("\ntestguest: spun %llu ms\n", (unsigned long long)ms);
+	}
+}
+
 static void test_exit(void)
 {
 	uint64_t code;
@@ -92,6 +104,7 @@ static void test_exit(void)
 	}
 	tg_printf("testguest: exiting with code %llu\n", (unsigned long long)code);
 	tg_print_last_words();
+	tg_spin_without_exits();
 	tg_exit((uint32_t)code);
 }
 
