@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # minivmm — build, test, demo, install.
 #
 #   make            build minivmm, its library, the test guest and the unit tests
@@ -11,10 +12,21 @@
 #   make fuzz-smoke every libFuzzer target briefly (part of make test)
 #   make STATIC=1   one self-contained static binary
 #   make install PREFIX=/usr/local DESTDIR=   the program, libminivmm (static
-#                   and shared), its header, pkg-config file and man page
+#                   and shared), its headers, pkg-config file, man page and docs
+#   make uninstall PREFIX=/usr/local DESTDIR=  removes what install put there
+#   make clean      removes every build directory (build, build-san,
+#                   build-tsan, build-static, build-fuzz)
 #
-# Packages come from Debian through scripts/install-deps.sh, which the
-# targets below call when something they need is missing.
+# Knobs: CPPFLAGS, CFLAGS (default -O2 -g), LDFLAGS and LDLIBS are the
+# packager's and come after the project's own flags; WERROR=0 drops -Werror;
+# XDP=0 builds without the AF_XDP backend (no libxdp, libbpf; --version says
+# so); SAN=... and STATIC=1 as above.
+#
+# The build installs nothing: a missing build dependency stops it with one
+# line naming the Debian package (scripts/check-build-deps.sh).
+# scripts/install-deps.sh installs them and what the demo needs (the
+# README's first step); the test, bench, soak and fuzz targets call it for
+# their own extras (it names what it installs).
 
 BUILD   ?= build
 PREFIX  ?= /usr/local
@@ -28,42 +40,69 @@ OBJCOPY ?= objcopy
 SAN     ?=
 STATIC  ?=
 
-VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+WERROR  ?= 1
+XDP     ?= 1
+
+# The release is the VERSION file; a git checkout of the project adds its
+# commit as build metadata: 0.3.0+git8d0ca88-dirty.
+RELEASE  := $(shell cat VERSION 2>/dev/null || echo unknown)
+GIT_DESC := $(shell [ "$$(git -C . rev-parse --show-toplevel 2>/dev/null)" = "$(CURDIR)" ] && \
+                    git describe --always --dirty 2>/dev/null)
+VERSION  := $(RELEASE)$(if $(GIT_DESC),+git$(GIT_DESC))
+
+WERROR_FLAG := $(if $(filter 1,$(WERROR)),-Werror)
 
 # Language, warnings and include paths: every build of the project's code
 # uses these (the fuzz build in tests/fuzz/fuzz.mk too, with clang).
-PROJECT_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wpointer-arith \
+PROJECT_CFLAGS := -std=gnu11 -Wall -Wextra $(WERROR_FLAG) -Wshadow -Wpointer-arith \
            -Wmissing-prototypes -Wstrict-prototypes -Wformat=2 \
            -D_GNU_SOURCE -I. -Iinclude -MMD -MP \
-           -DMINIVMM_VERSION='"$(VERSION)"'
+           -DMINIVMM_VERSION='"$(VERSION)"' -DMINIVMM_XDP=$(if $(filter 1,$(XDP)),1,0)
 CFLAGS  ?= -O2 -g
-CFLAGS  += $(PROJECT_CFLAGS)
-LDLIBS  += -luring -lfdt -lxdp -lbpf -lseccomp -lpthread
+PROJECT_LIBS := -luring -lfdt $(if $(filter 1,$(XDP)),-lxdp -lbpf) -lseccomp -lpthread
 
+# Sanitizer and static-build flags: the build's own, kept apart from the
+# packager's CFLAGS/LDFLAGS so that giving those on the command line does
+# not drop them.
+BUILD_CFLAGS  :=
+BUILD_LDFLAGS :=
 ifneq ($(SAN),)
   # MINIVMM_SANITIZED: no seccomp filters on the VM's threads (vmm/vm.c).
-  CFLAGS  += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all -DMINIVMM_SANITIZED
-  LDFLAGS += -fsanitize=$(SAN)
+  BUILD_CFLAGS  += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all -DMINIVMM_SANITIZED
+  BUILD_LDFLAGS += -fsanitize=$(SAN)
+  # The suffix is added once: the test targets run make again with BUILD
+  # already pointing at the sanitizer's directory.
   ifneq ($(findstring thread,$(SAN)),)
     # The virtqueue fences order our ring accesses against the guest's,
     # which ThreadSanitizer cannot see (guest memory is written by KVM).
-    CFLAGS += -Wno-tsan
-    BUILD  := $(BUILD)-tsan
+    BUILD_CFLAGS += -Wno-tsan
+    BUILD  := $(patsubst %-tsan,%,$(BUILD))-tsan
   else
-    BUILD  := $(BUILD)-san
+    BUILD  := $(patsubst %-san,%,$(BUILD))-san
   endif
 endif
 ifneq ($(STATIC),)
-  LDFLAGS += -static
-  BUILD   := $(BUILD)-static
+  BUILD_LDFLAGS += -static
+  BUILD  := $(patsubst %-static,%,$(BUILD))-static
   # libbpf.a needs what libbpf.so pulls in by itself.
-  LDLIBS  += -lelf -lz
+  PROJECT_LIBS += $(if $(filter 1,$(XDP)),-lelf -lz)
 endif
+
+# What every host-side compile and link of the project uses.
+HOST_CFLAGS   = $(PROJECT_CFLAGS) $(BUILD_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(OBJ_CFLAGS)
+HOST_LDFLAGS  = $(BUILD_LDFLAGS) $(LDFLAGS)
+HOST_LIBS     = $(PROJECT_LIBS) $(LDLIBS)
 
 # The program: the command line and the process-wide duties (signals,
 # stdio, terminal). Everything else is libminivmm.
 PROG_SRCS := vmm/main.c vmm/cli.c vmm/net_config.c vmm/cpulist.c vmm/process.c
 LIB_SRCS  := $(filter-out $(PROG_SRCS),$(wildcard base/*.c vmm/*.c devices/*.c devices/virtio/*.c net/*.c boot/*.c))
+# XDP=0: net/xdp_none.c refuses the AF_XDP backend instead.
+ifeq ($(XDP),1)
+LIB_SRCS  := $(filter-out net/xdp_none.c,$(LIB_SRCS))
+else
+LIB_SRCS  := $(filter-out net/xdp%.c,$(LIB_SRCS)) net/xdp_none.c
+endif
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 # The program has its own copy of the error helpers, and of the seccomp lists
 # and confine_enter() for its signal thread: the library's are local.
@@ -89,6 +128,9 @@ LIB_ALL    := $(LIB)
 endif
 
 UNIT_SRCS := $(wildcard tests/unit/*_test.c)
+ifneq ($(XDP),1)
+UNIT_SRCS := $(filter-out tests/unit/xdp_test.c,$(UNIT_SRCS))
+endif
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/obj/%.o)
 UNIT_BIN  := $(BUILD)/unit-tests
 
@@ -103,7 +145,7 @@ include tests/tools/tools.mk
 include bench/bench.mk
 include tests/fuzz/fuzz.mk
 
-.PHONY: all deps demo test unit-test integration-test uring-variants-test san-test tsan-test tsan-integration-test tsan-bins linux-test install clean \
+.PHONY: all deps demo test unit-test integration-test uring-variants-test san-test tsan-test tsan-integration-test tsan-bins linux-test install uninstall clean \
         bench bench-quick bench-smoke soak
 # A static build is the appliance binary: criterion has no static library,
 # so the unit tests are left out of it.
@@ -113,20 +155,25 @@ else
 all: $(BIN) $(LIB_ALL)
 endif
 
-# Re-checked only when the script changes; the script is quick when nothing is missing.
-$(DEPS_OK): scripts/install-deps.sh
+# Checked (never installed) once per build directory, and again when the
+# check or the knobs it depends on change.
+DEPS_ARGS := xdp=$(if $(filter 1,$(XDP)),1,0) static=$(if $(STATIC),1,0) unit=$(if $(STATIC),0,1)
+$(DEPS_OK): scripts/check-build-deps.sh $(BUILD)/.deps-args
 	@mkdir -p $(@D)
-	scripts/install-deps.sh build
+	@CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" scripts/check-build-deps.sh $(DEPS_ARGS)
 	@touch $@
+$(BUILD)/.deps-args: FORCE
+	@mkdir -p $(@D)
+	@echo '$(CC) $(CPPFLAGS) $(DEPS_ARGS)' | cmp -s - $@ || echo '$(CC) $(CPPFLAGS) $(DEPS_ARGS)' > $@
 deps: $(DEPS_OK)
 
 $(BUILD)/obj/%.o: %.c | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(HOST_CFLAGS) -c -o $@ $<
 
 # Library objects: position-independent (they go into the shared library
 # too) and hidden unless marked MINIVMM_API.
-$(LIB_OBJS): CFLAGS += -fPIC -fvisibility=hidden
+$(LIB_OBJS): OBJ_CFLAGS += -fPIC -fvisibility=hidden
 # Objects of a build directory from before these flags are rebuilt once.
 LIB_FLAGS_STAMP := $(BUILD)/.lib-pic-hidden
 $(LIB_FLAGS_STAMP):
@@ -152,8 +199,8 @@ $(LIB): $(LIB_MERGED)
 	@$(call CHECK_EXPORTS,$@)
 
 $(LIB_SO): $(LIB_OBJS) $(LIB_MAP)
-	$(CC) -shared $(LDFLAGS) -Wl,-soname,$(LIB_SONAME) -Wl,--version-script=$(LIB_MAP) \
-		-Wl,-z,defs -o $@ $(LIB_OBJS) $(LDLIBS)
+	$(CC) -shared $(HOST_LDFLAGS) -Wl,-soname,$(LIB_SONAME) -Wl,--version-script=$(LIB_MAP) \
+		-Wl,-z,defs -o $@ $(LIB_OBJS) $(HOST_LIBS)
 	ln -sf $(notdir $@) $(BUILD)/$(LIB_SONAME)
 	ln -sf $(LIB_SONAME) $(BUILD)/libminivmm.so
 	@$(call CHECK_EXPORTS,$@)
@@ -171,27 +218,30 @@ FORCE:
 # The program sees the library exactly as an embedder does: through the
 # static archive, minivmm_* only.
 $(BIN): $(PROG_OBJS) $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(HOST_LDFLAGS) -o $@ $^ $(HOST_LIBS)
 
 # The unit tests read recorded data (CPUID dumps) from the source tree.
-$(UNIT_OBJS): CFLAGS += -DUNIT_DATA_DIR='"$(CURDIR)/tests/unit/data"'
+$(UNIT_OBJS): OBJ_CFLAGS += -DUNIT_DATA_DIR='"$(CURDIR)/tests/unit/data"'
 
 # The unit tests reach inside: every object, internals included.
 # --wrap: tests/unit/worker_test.c makes io_uring waits end in -EINTR and
 # submissions refused on demand.
 UNIT_LINK := $(UNIT_OBJS) $(sort $(LIB_OBJS) $(filter-out $(MAIN_OBJ),$(PROG_OBJS)))
 $(UNIT_BIN): $(UNIT_LINK)
-	$(CC) $(LDFLAGS) -Wl,--wrap=io_uring_submit_and_wait,--wrap=io_uring_submit -o $@ $^ -lcriterion $(LDLIBS)
+	$(CC) $(HOST_LDFLAGS) -Wl,--wrap=io_uring_submit_and_wait,--wrap=io_uring_submit -o $@ $^ -lcriterion $(HOST_LIBS)
 
 
 demo: $(BIN) testguest $(NETPEER)
-	scripts/install-deps.sh test
+	@for t in ip:iproute2 ping:iputils-ping; do command -v $${t%%:*} >/dev/null || \
+		{ echo "make demo: needs $${t%%:*} (Debian package $${t#*:}; scripts/install-deps.sh installs it)" >&2; exit 1; }; done
 	$(BIN) --kernel $(TESTGUEST) --cpus 2 --cmdline 'test=hello'
 	BUILD=$(BUILD) scripts/demo.sh
 
 unit-test: $(UNIT_BIN)
 	scripts/install-deps.sh unit
 	tests/check-layers.sh
+	tests/check-spdx.sh
+	tests/check-build.sh
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 $(UNIT_BIN) --jobs 2
 
 integration-test: $(BIN) $(LIB_ALL) testguest $(TEST_TOOLS)
@@ -277,6 +327,11 @@ bench-smoke: all $(RAWNET)
 	scripts/install-deps.sh test bench
 	bench/run.sh --smoke
 
+DOCDIR  ?= $(PREFIX)/share/doc/minivmm
+# What a static link of libminivmm.a needs (libbpf.a pulls in libelf, zlib).
+PC_LIBS_PRIVATE := $(strip -luring -lfdt $(if $(filter 1,$(XDP)),-lxdp -lbpf -lelf -lz) -lseccomp -lpthread)
+# The user documentation the man page points at goes with it.
+INSTALL_DOCS := LICENSE README.md $(filter-out docs/README.md,$(wildcard docs/*.md))
 install: $(BIN) $(LIB_ALL)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/minivmm
 	install -D -m 0644 $(LIB) $(DESTDIR)$(LIBDIR)/libminivmm.a
@@ -288,11 +343,29 @@ endif
 	install -D -m 0644 include/minivmm.h $(DESTDIR)$(INCLUDEDIR)/minivmm.h
 	install -D -m 0644 include/minivmm_abi.h $(DESTDIR)$(INCLUDEDIR)/minivmm_abi.h
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig
-	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(LIB_VERSION)|' \
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(LIB_VERSION)|; s|@LIBS_PRIVATE@|$(PC_LIBS_PRIVATE)|' \
 		vmm/minivmm.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/minivmm.pc
 	install -D -m 0644 docs/minivmm.1 $(DESTDIR)$(MANDIR)/man1/minivmm.1
+	install -d $(DESTDIR)$(DOCDIR)/examples
+	install -m 0644 $(INSTALL_DOCS) $(DESTDIR)$(DOCDIR)/
+	install -m 0644 docs/examples/*.c $(DESTDIR)$(DOCDIR)/examples/
 
+# Removes what install put there, and the directories it made if they are
+# left empty; nothing else.
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/minivmm $(DESTDIR)$(LIBDIR)/libminivmm.a \
+		$(DESTDIR)$(LIBDIR)/libminivmm.so $(DESTDIR)$(LIBDIR)/$(LIB_SONAME) \
+		$(DESTDIR)$(LIBDIR)/libminivmm.so.$(LIB_MAJOR).* \
+		$(DESTDIR)$(INCLUDEDIR)/minivmm.h $(DESTDIR)$(INCLUDEDIR)/minivmm_abi.h \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/minivmm.pc $(DESTDIR)$(MANDIR)/man1/minivmm.1
+	rm -rf $(DESTDIR)$(DOCDIR)
+	-rmdir -p --ignore-fail-on-non-empty $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
+		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man1 $(dir $(DESTDIR)$(DOCDIR)) 2>/dev/null
+
+# Every build directory any knob makes (BUILD's own, its -san, -tsan and
+# -static twins, the fuzz build).
+BASE_BUILD := $(patsubst %-static,%,$(patsubst %-tsan,%,$(patsubst %-san,%,$(BUILD))))
 clean:
-	rm -rf build build-san build-static $(FUZZ_BUILD)
+	rm -rf $(BASE_BUILD) $(BASE_BUILD)-san $(BASE_BUILD)-tsan $(BASE_BUILD)-static $(FUZZ_BUILD)
 
 -include $(LIB_OBJS:.o=.d) $(PROG_OBJS:.o=.d) $(UNIT_OBJS:.o=.d)

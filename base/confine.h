@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* How a thread of the VMM confines itself once it is set up: a seccomp
  * filter made for its kind of thread, and the capabilities it keeps.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Error reporting for library code: a negative errno plus a message.
  *
  * Library functions never print and never exit; they fill a struct vmm_err

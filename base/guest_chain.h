@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A guest buffer chain as host iovecs: what a virtqueue hands to the data
  * path. Shared by devices/ (which fills it from descriptors) and net/ (which
  * reads and writes through it) so neither needs the other's headers. */

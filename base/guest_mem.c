@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Guest RAM: one anonymous mapping, split around the MMIO hole below 4 GiB,
  * optionally followed by host-only memory (the tail). */
 #include "base/guest_mem.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Guest physical memory: the one place where a guest-physical address becomes
  * a host pointer.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Copying bytes out of and into a run of iovecs, from a byte offset: guest
  * chains and backend reads are scattered, frames are handled whole. */
 #ifndef MINIVMM_BASE_IOV_H

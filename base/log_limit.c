@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Generic cell rate algorithm: one timestamp says when the bucket is empty. */
 #include "base/log_limit.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A rate limit for log lines a guest can cause. A guest that breaks its
  * device, resets it and breaks it again in a loop must not be able to fill
  * the host's log: every such line of a device passes one limiter, which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What a device may ask of the machine it sits in, without knowing the VM
  * or KVM.
  *

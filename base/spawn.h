@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A thread that starts threads for other threads.
  *
  * A new thread inherits its creator's seccomp filter and capabilities and

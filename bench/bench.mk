@@ -1,5 +1,6 @@
-# Benchmark tools. Included by the top-level Makefile after CFLAGS, LDFLAGS
-# and BUILD are set. Defines RAWNET and `make rawnet`.
+# SPDX-License-Identifier: Apache-2.0
+# Benchmark tools. Included by the top-level Makefile after its flags and
+# BUILD are set. Defines RAWNET and `make rawnet`.
 #
 # rawnet (bench/rawnet*.c) needs libxdp and libbpf, which only the benchmark
 # uses: their packages are the bench purpose's (scripts/install-deps.sh), so
@@ -21,4 +22,4 @@ rawnet: $(RAWNET)
 
 $(RAWNET): $(RAWNET_SRCS) $(RAWNET_HDRS) | $(DEPS_BENCH)
 	@mkdir -p $(@D)
-	$(CC) $(NETPEER_CFLAGS) -I. $(LDFLAGS) -o $@ $(RAWNET_SRCS) $(RAWNET_LIBS)
+	$(CC) $(NETPEER_CFLAGS) -I. $(HOST_LDFLAGS) -o $@ $(RAWNET_SRCS) $(RAWNET_LIBS)

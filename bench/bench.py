@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """minivmm network benchmark: the program behind `make bench` / `make bench-quick`.
 
 Runs inside a network namespace prepared by bench/run.sh (which also cleans it

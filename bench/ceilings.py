@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The host's own ceilings (build/tools/rawnet, bench/rawnet.c) and the raw
 blaster, run in the same benchmark run as the VMM rows, interleaved with them.
 

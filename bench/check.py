@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Check that a bench output directory is complete and well-formed (used by
 `bench/run.sh --smoke`, i.e. `make test`). Checks shape, never speed: the
 tables, the per-row gate columns, the ceiling and blaster columns, the rows a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What every benchmark module shares: paths, the namespace's addresses, logging,
 file reading, and how numbers are summarised and printed."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The quiet gate: before every measurement, wait (bounded) for an idle host.
 
 A benchmark run on a busy machine measures the other jobs. Before each row's

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """What kind of host a measurement ran on, detected, never assumed.
 
 Used by bench/bench.py (the report's host line), bench/check.py (which

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # The benchmark's private network namespace, sourced by bench/run.sh and
 # bench/uring-trace.sh:

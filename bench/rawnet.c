@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rawnet: command line, timing, output, and the tap and AF_PACKET ceilings.
  * The blaster is in rawnet_blast.c, the AF_XDP ceilings in rawnet_xdp.c. */
 #include "rawnet.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rawnet: the host's own packet-rate ceilings for the benchmark, and the raw
  * AF_PACKET blaster that offers a guest more than it can take.
  *

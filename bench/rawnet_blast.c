@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rawnet: test frames (Ethernet/IPv4/UDP in net-sink's format) and the raw
  * AF_PACKET blaster, sendmmsg batches or a TPACKET_V3 TX ring. */
 #include "rawnet.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rawnet: the AF_XDP ceilings. A plain AF_XDP socket in copy mode on one
  * interface queue with its own UMEM: what minivmm's xdp backend (whose UMEM is
  * guest RAM) is measured against. libxdp sets up the rings; for xdp-rx it

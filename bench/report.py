@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """results.md, runs.csv and the plots from the rows of one benchmark run.
 
 Every median, ratio and target uses only rows that ran on a quiet host (the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # minivmm network benchmark driver.
 #   bench/run.sh [--quick|--full|--smoke] [--out DIR] [--runs N] [--no-qemu] [--no-xdp]
 #                [--only REGEX] [--gate|--no-gate] [--gate-timeout S] [--gate-load L] [--gate-busy B]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Sampling /proc, interface counters and minivmm's own statistics at both ends of
 a measured window, and turning two samples into the row's columns."""
 import os

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # What the kernel does with minivmm's io_uring RX loop, counted with tracefs
 # (issue 12 §2): during N seconds of 64-byte RX load from the raw blaster into a
 # 1-queue minivmm (engine=uring, tap in a bridge), count io_uring_submit_req by

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """What the kernel does with minivmm's io_uring RX loop, counted (issue 12 §2).
 
 Run by bench/uring-trace.sh inside the benchmark's namespace: boots the test

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The VMs under test (minivmm or QEMU booting the test guest), where their
 threads go, and the host-side helpers that talk to them."""
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The measured workloads: one function per row kind, each boots the test
 guest under the configured VMM, measures one steady-state window (or a few,
 for rr), and returns the row's columns. Columns are documented in

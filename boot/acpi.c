@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ACPI tables for a hardware-reduced x86 microVM (layout: ACPI 6.x ch. 5).
  *
  * Interrupt routing mirrors KVM's default GSI routing, as the MP table does:

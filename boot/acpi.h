@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ACPI tables: how a guest with ACPI finds its CPUs, interrupt controllers,
  * virtio-mmio devices, COM1 and the pvpanic port, and how it powers off.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* AML encoding, from ACPI 6.x section 20.2 (grammar) and 6.4 (resource
  * descriptors). Opcodes are named after the grammar's terms. */
 #include "boot/aml.h"

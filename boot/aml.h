@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A tiny AML byte-code writer: just what minivmm's DSDT needs.
  *
  * AML (ACPI spec 6.x, chapter 20) is a prefix byte code: most objects are an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* boot_load: tell a bzImage from a PVH ELF by its bytes, load it, and write
  * the MP table every boot path needs. */
 #include "boot/boot.h"

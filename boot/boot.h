@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What every boot path produces: the CPU state to enter the guest with.
  *
  * A loader (bzimage.c, pvh.c) puts the kernel, initrd, command line and boot

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Linux bzImage loader for the 64-bit boot protocol.
  *
  * File layout: boot sector + setup_sects sectors of real-mode setup (with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Linux bzImage, started through the 64-bit boot protocol
  * (Documentation/arch/x86/boot.rst): the protected-mode kernel goes to
  * BOOT_BZIMAGE_LOAD, the zero page (struct boot_params) to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Kernel command line: assembled in a fixed buffer, copied into the guest. */
 #include "boot/cmdline.h"
 

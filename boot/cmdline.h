@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Kernel command line assembly.
  *
  * The VMM builds the line word by word (the user's --cmdline, then entries

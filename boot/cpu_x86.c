@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* x86-64 vCPU state for the boot protocols minivmm supports. */
 #include "boot/cpu_x86.h"
 

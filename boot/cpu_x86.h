@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* x86-64 vCPU setup: CPUID (the model itself is boot/cpuid.c), MSRs, FPU,
  * LAPIC and the entry state of each boot protocol (GDT, identity page
  * tables, segment and control registers). */

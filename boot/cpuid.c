@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The guest CPU model: the engine that applies the rule tables to
  * KVM_GET_SUPPORTED_CPUID, and the table every vendor gets.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The guest's CPU model: the CPUID each vCPU gets, built from
  * KVM_GET_SUPPORTED_CPUID by tables of rules, one per vendor (cpuid.c holds
  * the rules every vendor gets, cpuid_intel.c and cpuid_amd.c the rest).

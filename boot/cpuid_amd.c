@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The AMD table (AuthenticAMD, HygonGenuine): topology in AMD's own leaves.
  * Linux on AMD reads the core ID from 0x8000_001E when TOPOEXT is set (the
  * 6.9 topology code takes the APIC ID from it too; later versions only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The Intel table (GenuineIntel; CentaurHauls and Zhaoxin's "  Shanghai  "
  * follow Intel's CPUID layout): the deterministic cache parameters, whose
  * core and sharing counts KVM passes from the host. Topology proper is in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The rule tables behind cpuid_build(), shared by cpuid.c, cpuid_intel.c,
  * cpuid_amd.c and the unit tests. One rule = one line of a table: which
  * bits of which register of which leaf, what happens to them, and why. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Guest memory map: what RAM the guest may use and what it must leave alone.
  *
  *   [0, 0x9FC00)            RAM (base memory)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The guest's physical memory map, shared by both boot paths: the bzImage
  * zero page (boot_e820_entry) and the PVH memmap (hvm_memmap_table_entry)
  * are both filled from e820_build(). Types are the E820_* values of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Device tree builder: a struct fdt_machine to a DTB, with libfdt's
  * sequential-write API (fdt_create ... fdt_finish), which writes the blob in
  * one pass into the caller's buffer and reports FDT_ERR_NOSPACE when it does

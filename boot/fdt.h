@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The machine as a flattened device tree (DTB), built with libfdt.
  *
  * The caller describes the machine in a plain struct fdt_machine (RAM, CPUs,

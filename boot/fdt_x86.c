@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* x86 interrupt controllers in a device tree, the way Linux reads them
  * (arch/x86/kernel/devicetree.c; the bindings came with the Intel CE4100,
  * hence the names):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The x86 part of the device tree: the local APIC and IOAPIC nodes and the
  * IOAPIC's interrupt specifier. Internal to boot/fdt.c, which calls it only
  * for FDT_INTC_X86_APIC; libfdt's sequential-write state is passed in. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* MP 1.4 table: processors, the ISA bus, one IOAPIC, and interrupt routing.
  *
  * Interrupt routing mirrors KVM's default GSI routing (KVM_CREATE_IRQCHIP

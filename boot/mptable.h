@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Intel MultiProcessor Specification 1.4 tables: how a guest without ACPI
  * finds its CPUs, its IOAPIC and how ISA interrupts reach the IOAPIC.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ELF loader for PVH kernels.
  *
  * The file is untrusted input: every offset and size read from it is checked

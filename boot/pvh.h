@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ELF kernels started through the Xen PVH boot ABI (also how Linux boots
  * with CONFIG_PVH=y, and how the project's test guest boots).
  *

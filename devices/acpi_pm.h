@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Hardware-reduced ACPI sleep registers (ACPI 6.x section 4.8.3.7): the
  * guest powers off by writing SLP_EN | SLP_TYP(\_S5) to the sleep control
  * register; minivmm then stops the VM with status 0.

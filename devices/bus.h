@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Port-I/O and MMIO buses: map an address range to a device's handlers.
  *
  * Devices are added while the VM is being built, before any vCPU runs; after

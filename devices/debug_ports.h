@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Two tiny guest-to-VMM signalling ports:
  *  - debug exit (MINIVMM_PORT_DEBUG_EXIT): QEMU isa-debug-exit semantics, a
  *    write of v stops the VM with status (v << 1) | 1, for v up to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "devices/i8042.h"
 
 #include <string.h>

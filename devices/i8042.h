@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Just enough of the i8042 keyboard controller for Linux: its probe gets
  * sensible answers, and "pulse reset" (0xfe to port 0x64, what reboot=k
  * does) stops the VM with status 0. No keyboard or mouse behind it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A userspace 82093AA-style IOAPIC (version 0x20, with the EOI register),
  * for KVM's split irqchip (KVM_CAP_SPLIT_IRQCHIP: the LAPICs stay in the
  * kernel, the IOAPIC, PIC and PIT do not).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The 8254 programmable interval timer of a split-irqchip machine, where
  * KVM models only the LAPICs (--irqchip=split): its three counters count
  * down at 1.193182 MHz from the host's monotonic clock, with the 8254's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* 16550A UART. Transmission is instantaneous (the transmitter is always
  * empty), so THRE/TEMT are always set and a THR-empty interrupt is pending
  * again right after every write, which is what Linux's 8250 driver expects.

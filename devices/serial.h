@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* 16550A UART (COM1): guest output to a file descriptor, host input to the
  * guest, interrupts on an ISA IRQ of the in-kernel irqchip. */
 #ifndef MINIVMM_DEVICES_SERIAL_H

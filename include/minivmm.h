@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* minivmm embedding API (libminivmm).
  *
  * A program fills a struct minivmm_config, creates a VM and runs it, either

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* minivmm guest ABI: every guest-visible constant shared by the VMM and the
  * test guest, and the exit statuses of the minivmm process. Self-contained
  * (no includes) so a freestanding guest can use it.

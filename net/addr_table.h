@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A fixed-capacity map from buffer addresses to small values, for a
  * backend that hands buffers to the kernel by address and gets the address
  * back, in any order, when the kernel is done (AF_XDP's fill/RX and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Choosing and dropping a backend. */
 #include "net/backend.h"
 

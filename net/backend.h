@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Backends behind the data path: where a queue pair's frames come from and
  * go to, speaking virtio_net_hdr_v1-prefixed frames.
  *

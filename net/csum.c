@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internet checksums over flat and scattered frames, and partial ones
  * recognised without metadata. */
 #include "net/csum.h"

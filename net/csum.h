@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internet checksums (RFC 1071) over frames the VMM hands on: finishing one
  * a sender left to the receiver (NEEDS_CSUM) for a guest that did not
  * negotiate GUEST_CSUM, computing them for segments cut from GSO frames, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Engine-independent bookkeeping of one queue pair's data path: which guest
  * RX chains are held and for which read, how a completed read becomes used
  * buffers (num_buffers with MRG_RXBUF), TX chains, notification suppression

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Software segmentation of GSO frames, for a guest that cannot take them.
  *
  * A packet socket hands us frames after GRO, and a veth or bridge passes a

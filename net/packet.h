@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* AF_PACKET backend: one raw packet socket per queue pair, bound to a host
  * interface, joined in one PACKET_FANOUT group; receive through a TPACKET_V3
  * ring (default) or readv per frame. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The data path's view of one virtio-net queue pair.
  *
  * A worker in net/ moves frames between a backend file descriptor (a tap

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tap backend: one file descriptor per queue pair on one tap interface. */
 #ifndef MINIVMM_NET_TAP_H
 #define MINIVMM_NET_TAP_H

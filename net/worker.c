@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Worker threads: creation, naming, pinning, stopping, usage figures. */
 #include "net/worker.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Queue workers: threads that run the data path of one or more queue
  * pairs, with an io_uring loop (default) or a plain epoll loop (the
  * baseline the benchmark compares against). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The epoll engine: the baseline the benchmark compares io_uring against.
  * Same data path (datapath.c), plain system calls: readv/writev per frame on
  * a non-blocking backend fd, epoll for kicks and backend readiness. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Busy-polling before a worker sleeps, fixed or adaptive (poll-us=auto).
  *
  * Sleeping in the kernel and being woken costs a few microseconds and a

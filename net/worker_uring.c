@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The io_uring engine. One loop serves every queue pair of the worker.
  *
  * What the kernel does, measured (docs/virtio-net.md, "The io_uring engine"):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The AF_XDP backend: guest RAM is the UMEM (docs/xdp.md).
  *
  * Created: the interface is checked (there, up, MTU, enough queues), the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The AF_XDP backend's parts (docs/xdp.md): xdp.c is the backend (creation,
  * checks, steering, the interface coming and going), xdp_queue.c one queue's
  * data path (the worker's socket, RX through the fill ring, TX with

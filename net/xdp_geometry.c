@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The AF_XDP chunk rules, as the kernel applies them (net/xdp/xsk_buff_pool.c,
  * xsk.c, Linux 6.18; measured on veth in copy mode):
  *

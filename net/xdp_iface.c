@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the AF_XDP backend needs to know about (and change on) its interface:
  * index, state, MTU, queue counts and driver (ethtool channels and driver
  * info), and the RSS indirection table that decides which receive queue a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The XDP program: libxdp's default XSK program (xsk_def_xdp_prog.o,
  * embedded in libxdp), which sends a frame received on queue q to the
  * socket at index q of its XSKMAP and passes the rest to the host stack:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One queue of the AF_XDP backend: its socket, which lives with its worker
  * (start creates it, stop closes it before any guest buffer goes back), and
  * the buffers it has given the kernel.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* AF_XDP sockets: rings, UMEM registration, binding, closing. Plain system
  * calls on <linux/if_xdp.h>: libxdp's socket helpers tie the UMEM to the
  * first socket's descriptor and never close that one until the UMEM goes,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The README's main job: boot the bundled test guest with a 4-queue
 # virtio-net device on a multiqueue tap, pass traffic both ways from the
 # host (ping, then UDP echo over many flows so every queue carries some),

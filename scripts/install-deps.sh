@@ -1,10 +1,15 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Install the Debian packages minivmm needs, for one or more purposes:
+# With no purpose: build and demo, what the README's first command needs.
 #   build  compile minivmm, libminivmm (ld -r, objcopy, nm), the test guest
 #          and the unit tests; libxdp/libbpf (and libelf, zlib for the
-#          static build) for the AF_XDP backend
+#          static build) for the AF_XDP backend. `make` itself installs
+#          nothing: it names what is missing (scripts/check-build-deps.sh)
+#   demo   run `make demo` (iproute2 for its network namespace and tap, ping)
 #   unit   run the unit tests (the loader test reads Debian's own bzImage)
 #   test   run the integration tests (network namespaces, taps, QEMU peer, dtc,
+#          git for the licence check and the benchmark baseline,
 #          man for the man-page check, gdb for the backtraces of a hung minivmm,
 #          procps for pgrep)
 #   linux  build the nested Linux test environment (kernels, initramfs), and
@@ -19,10 +24,11 @@
 # what is absent.
 set -eu
 
-pkgs_build="gcc binutils make libc6-dev liburing-dev libfdt-dev libseccomp-dev libcriterion-dev pkg-config git acpica-tools \
+pkgs_build="gcc binutils make libc6-dev liburing-dev libfdt-dev libseccomp-dev libcriterion-dev pkg-config \
  libxdp-dev libbpf-dev libelf-dev zlib1g-dev"
-pkgs_unit="linux-image-amd64"
-pkgs_test="iproute2 iputils-ping qemu-system-x86 python3 device-tree-compiler man-db gdb procps"
+pkgs_demo="iproute2 iputils-ping"
+pkgs_unit="linux-image-amd64 acpica-tools"
+pkgs_test="git iproute2 iputils-ping qemu-system-x86 python3 device-tree-compiler man-db gdb procps"
 pkgs_bench="qemu-system-x86 qemu-system-data gnuplot-nox python3 iproute2 ethtool iperf3 busybox-static \
  libxdp-dev libbpf-dev"
 pkgs_fuzz="clang libclang-rt-14-dev"
@@ -30,16 +36,17 @@ pkgs_linux="qemu-system-x86 qemu-system-data busybox-static linux-image-amd64 li
  flex bison bc libelf-dev libssl-dev lz4 cpio xz-utils kmod iperf3 ethtool iproute2 python3"
 
 want="" outer_qemu=0
-[ $# -eq 0 ] && set -- build
+[ $# -eq 0 ] && set -- build demo
 for purpose in "$@"; do
 	case "$purpose" in
 	build) want="$want $pkgs_build" ;;
+	demo)  want="$want $pkgs_build $pkgs_demo" ;;
 	unit)  want="$want $pkgs_build $pkgs_unit" ;;
 	test)  want="$want $pkgs_build $pkgs_test" ;;
 	linux) want="$want $pkgs_build $pkgs_linux"; outer_qemu=1 ;;
 	bench) want="$want $pkgs_build $pkgs_test $pkgs_bench" ;;
 	fuzz)  want="$want $pkgs_build $pkgs_fuzz" ;;
-	*) echo "install-deps.sh: unknown purpose '$purpose' (build, unit, test, linux, bench, fuzz)" >&2; exit 2 ;;
+	*) echo "install-deps.sh: unknown purpose '$purpose' (build, demo, unit, test, linux, bench, fuzz)" >&2; exit 2 ;;
 	esac
 done
 

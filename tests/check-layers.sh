@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The layers point one way (docs/architecture.md):
 #   base/    the foundation: includes only base/ and the public headers
 #   boot/    base/, boot/

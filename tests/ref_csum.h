@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The Internet checksum written out the plain way (RFC 1071), for tests and
  * fuzz targets to check net/csum.c and net/gso.c against: deliberately not
  * the code under test. Big-endian field helpers come with it. */

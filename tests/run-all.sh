@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # `make test`: every suite in turn. A failing suite does not stop the ones
 # after it, so one CI log shows everything that is broken; the closing lines
 # repeat each suite's own summary (with the nested Linux re-runs, if any) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Which capabilities a thread still needs once the VM is built.
  *
  * Opening /dev/kvm needs none (the file's mode does it); everything else

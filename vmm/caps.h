@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* --drop-caps: the capabilities each kind of thread keeps (base/confine.h
  * drops the rest, thread by thread, as it confines itself). */
 #ifndef MINIVMM_VMM_CAPS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Command line of the minivmm program: flags to a struct minivmm_config.
  * Part of the program, not of libminivmm: text is parsed here, then the
  * result is checked by the library's minivmm_config_validate(). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* KVM's coalesced I/O ring: guest writes to a registered zone (here COM1's
  * transmit register) that KVM queues in a page shared with the VMM instead
  * of exiting to it each time (KVM_CAP_COALESCED_PIO). Whoever handles the

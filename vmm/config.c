@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Configuration defaults and the validator (see vmm/config.h). */
 #include "vmm/config.h"
 
@@ -98,10 +99,25 @@ static const char *net_backend_key(enum minivmm_net_backend b)
 	return NULL;
 }
 
+/* make XDP=0 builds without the AF_XDP backend (net/xdp_none.c). */
+#ifndef MINIVMM_XDP
+#define MINIVMM_XDP 1
+#endif
+
 static int net_check_backend(const struct minivmm_net_config *net, struct vmm_err *err)
 {
 	if (!net_backend_key(net->backend))
 		return vmm_err_set(err, EINVAL, "--net: backend %d is not tap, packet or xdp", (int)net->backend);
+	return 0;
+}
+
+/* Last: a configuration that is right in every other way. */
+static int net_check_backend_built(const struct minivmm_net_config *net, struct vmm_err *err)
+{
+	if (net->backend == MINIVMM_NET_XDP && !MINIVMM_XDP)
+		return vmm_err_set(err, EOPNOTSUPP,
+				   "--net xdp=%s: this minivmm is built without AF_XDP (make XDP=0); "
+				   "use tap= or packet=", net->ifname);
 	return 0;
 }
 
@@ -248,7 +264,7 @@ static const net_check_fn net_checks[] = {
 	net_check_backend, net_check_ifname, net_check_queues, net_check_mac, net_check_mtu,
 	net_check_queue_size, net_check_engine, net_check_poll_us, net_check_fanout, net_check_rx,
 	net_check_qdisc_bypass, net_check_uring_flags, net_check_xdp_zero_copy, net_check_threads,
-	net_check_cpus,
+	net_check_cpus, net_check_backend_built,
 };
 
 int config_validate_net(const struct minivmm_net_config *net, struct vmm_err *err)

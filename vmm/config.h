@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The library's side of configuration: defaults and the validator behind
  * minivmm_config_validate().
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* minivmm --cpuid-dump[=guest|supported]: the guest's CPU model as this host
  * and KVM produce it, for comparing with another VMM (QEMU -cpu host) or
  * recording a host for the unit tests. */

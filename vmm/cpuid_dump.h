@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* minivmm --cpuid-dump: what a guest's CPU looks like, without running one. */
 #ifndef MINIVMM_VMM_CPUID_DUMP_H
 #define MINIVMM_VMM_CPUID_DUMP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* CPU lists as Linux writes them: "2-5", "2,4,6,8", "0-3,8". Part of the
  * minivmm program's command line; whether the CPUs exist and may be used
  * is the validator's business (vmm/config.c), not the parser's. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The VM described to the device-tree builder (boot/fdt.c) from what was
  * actually created: guest RAM regions, the vCPUs, the in-kernel IOAPIC and
  * LAPIC, COM1, the virtio-mmio transports with their windows and GSIs, and

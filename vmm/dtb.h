@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The VM's device tree: what boot/fdt.c is told about this VM, the blob
  * PVH guests receive, and --dump-dtb. */
 #ifndef MINIVMM_VMM_DTB_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Host limits on guest memory (see host_limits.h). */
 #include "vmm/host_limits.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the host can give a guest, checked before guest memory is mapped so
  * that an impossible or unwise --mem is one clear line instead of a raw
  * KVM error (or a guest that boots and then gets the host OOM-killed). */

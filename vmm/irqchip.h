@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The guest's interrupt controllers as the rest of the VMM sees them: one
  * call to raise or lower a GSI, whichever model runs them. Kernel mode:
  * KVM's PIC/IOAPIC/PIT take the line directly. Split mode: devices/ioapic

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* /dev/kvm: API version, capability checks, VM creation. */
 #include "vmm/kvm.h"
 

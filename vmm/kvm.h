@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* /dev/kvm and the VM file descriptor: capabilities, irqchip, PIT, memory. */
 #ifndef MINIVMM_VMM_KVM_H
 #define MINIVMM_VMM_KVM_H

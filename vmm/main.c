@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The minivmm program: parse flags, build the VM through the embedding API,
  * run it, map the outcome to an exit status. The only place that exits. */
 #include <errno.h>
@@ -100,7 +101,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (opts.version) {
-		printf("minivmm %s\n", MINIVMM_VERSION);
+		printf("minivmm %s\nlibminivmm API %d.%d\nAF_XDP backend: %s\n", MINIVMM_VERSION,
+		       MINIVMM_API_VERSION_MAJOR, MINIVMM_API_VERSION_MINOR,
+		       MINIVMM_XDP ? "yes" : "no (built with XDP=0)");
 		return 0;
 	}
 	if (opts.seccomp_list) {

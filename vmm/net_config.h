@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The --net option of the minivmm program: "tap=NAME,queues=4,cpus=2-5,..."
  * into a struct minivmm_net_config. Text only: ranges and how the fields
  * fit together are checked afterwards by minivmm_config_validate(), as for

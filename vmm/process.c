@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Process-wide duties of the minivmm program (see process.h). */
 #include "vmm/process.h"
 

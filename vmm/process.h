@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Process-wide duties of the minivmm program (not of the library, which
  * must not touch process state an embedding program owns): the standard
  * descriptors, SIGPIPE, and the terminal on a fatal crash. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The allow-lists, as one table, and their compilation with libseccomp.
  *
  * Each rule names a system call, the kinds of thread that may make it, the

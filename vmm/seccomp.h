@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The seccomp allow-lists: one per kind of thread (base/confine.h), built
  * with libseccomp into the programs each thread installs on itself.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Statistics of the embedding API: minivmm_net_stats() copies a device's
  * counters into the caller's structs at the caller's sizes, and the --stats
  * table and JSON printers are built on it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One thread per vCPU: KVM_RUN, dispatch exits to the buses, stop cleanly
  * on anything unexpected. */
 #ifndef MINIVMM_VMM_VCPU_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* minivmm_version(): the interface version and the build's git describe. */
 #include "minivmm.h"
 

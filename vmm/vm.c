@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The VM: assembles KVM, guest memory, devices and vCPUs, runs them and
  * stops them. Implements the embedding API of minivmm.h. */
 #include "vmm/vm.h"

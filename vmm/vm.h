@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The VM object behind the embedding API: KVM, guest memory, buses,
  * devices, vCPUs and the stop protocol. */
 #ifndef MINIVMM_VMM_VM_H

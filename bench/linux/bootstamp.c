@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bootstamp: run a VMM with its console on a pipe and time every console line
  * from just before the exec, the same way for any VMM (bench/linux boot mode).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Turn the serial log of bench/linux/run.sh's outer guest into results.md and runs.csv.
 
 Reads the outer init's lines

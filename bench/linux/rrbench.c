@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rrbench: a small TCP request/response benchmark (netperf TCP_RR / TCP_CRR style).
  *

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Linux guest TCP benchmark (nested): minivmm vs QEMU microvm, same outer guest.
 #
 #   bench/linux/run.sh [--quick|--full] [--out DIR] [--rounds N] [--secs S]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Where a nested inner boot's time goes, per VMM: phases of the inner kernel's
 own log (printk timestamps) between the VMM's start and the inner /init.
 

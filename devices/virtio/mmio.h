@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* virtio-mmio transport, version 2 (virtio 1.x, section 4.2).
  *
  * The transport knows registers, the status state machine, feature

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* virtio-net: feature set, config space, activation on DRIVER_OK (virtqueues
  * validated, queue pairs handed to workers), reset, VQ_PAIRS_SET. */
 #include "devices/virtio/net.h"

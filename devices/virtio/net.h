@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* virtio-net device: features, config space, control queue, and the queue
  * pairs it hands to net/ workers on DRIVER_OK. */
 #ifndef MINIVMM_DEVICES_VIRTIO_NET_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* virtio-net control queue (spec 5.1.6.5), served by its own thread so a
  * slow command never stalls a data worker: RX mode, MAC table and address,
  * multiqueue pairs, guest offloads. And the RX filter those commands set. */

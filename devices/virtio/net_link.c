@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The backend's link: an interface can vanish under a running VM (`ip link
  * del` of the tap, the packet socket's device unregistered). A worker that
  * sees its fd die stops using it and reports it here (vnet_backend_lost,

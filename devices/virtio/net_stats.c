@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Statistics of a virtio-net device, into the structs of the embedding API
  * (minivmm.h). vmm/stats.c copies them out to the caller and prints the
  * --stats table and JSON from them. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Split virtqueue, device side. x86 is little-endian like virtio 1.x, so
  * ring fields are used as they are. */
 #include "devices/virtio/queue.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Split virtqueues (virtio 1.x, section 2.7), device side.
  *
  * The rings live in guest memory, which the guest may change at any moment:

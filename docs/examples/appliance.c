@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* appliance: a program that embeds minivmm (docs/embedding.md).
  *
  * It boots a guest with one virtio-net device of two queue pairs on a tap,
@@ -15,7 +16,8 @@
  *   cc -o appliance appliance.c $(pkg-config --cflags --libs minivmm)
  *   cc -o appliance appliance.c $(pkg-config --cflags minivmm) \
  *      -Wl,-Bstatic $(pkg-config --libs-only-L minivmm) -lminivmm -Wl,-Bdynamic \
- *      -luring -lfdt -lpthread                 (libminivmm linked statically)
+ *      $(pkg-config --static --libs-only-l minivmm | sed 's/-lminivmm//')
+ *                                               (libminivmm linked statically)
  */
 #include <errno.h>
 #include <inttypes.h>

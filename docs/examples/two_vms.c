@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* two_vms: two VMs at once in one process, each with its own tap and
  * console file (docs/embedding.md).
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Pack the initramfs for Debian's own generic kernel as the inner guest
 # (the debian-acpi case): busybox-static and inner-init (build-initramfs.sh)
 # plus the virtio-mmio network modules of that kernel, decompressed, in load

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Pack the inner test guest's initramfs: busybox-static, /init = inner-init.
 # Uncompressed newc cpio (nothing to decompress under emulation), packed
 # without root rights: the image has no device nodes, /init takes its console

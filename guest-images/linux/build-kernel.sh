@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Build the inner test kernel (tinyconfig + inner.config) from Debian's
 # linux-source-6.1, once per machine, into a cache outside the source tree:
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Copy dynamically linked host programs into a root tree together with every
 # shared library they load (from ldd) and the dynamic loader, at the same
 # paths, so that they run in an initramfs with no libc of its own.

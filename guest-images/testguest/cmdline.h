@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The kernel command line from hvm_start_info: space-separated words, each
  * `key=value` or a bare `key` (value ""). Every word is kept, including ones
  * the guest does not know (e.g. virtio_mmio.device=...), for later users. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Time from the TSC: delays and timeouts as pause loops. The TSC rate comes
  * from CPUID (the hypervisor's timing leaf, Intel's 0x15/0x16), else it is
  * measured once against PIT channel 0. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A minimal reader for the flattened device tree (DTB) minivmm hands PVH
  * guests as a boot module named "dtb": enough to list the virtio-mmio
  * devices. The guest cannot link libfdt, and although the VMM wrote the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test=net-hostile kind=K: a guest that breaks the virtio rules on purpose.
  *
  * The project rule under test: a misbehaving guest must never crash, hang

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test=net-hostile kind=K: misbehave towards the virtio-net device on
  * purpose, expect DEVICE_NEEDS_RESET, reset, recover, pass traffic
  * (docs/testguest.md, "Hostile guest tests"). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* net-hostile kind ctrl-garbage: bad commands on the control queue.
  *
  * The device comes up with the control queue (CTRL_VQ, CTRL_RX, MQ when

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shared by the net-hostile kinds (hostile*.c): the run's state, the
  * bring-up they all start from and a few helpers. hostile.c runs the
  * common steps (docs/testguest.md, "Hostile guest tests"); each kind's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* net-hostile kinds on the transport registers: mmio-garbage (random
  * accesses over registers and config space, with driver-like bring-ups on
  * garbage rings) and driver-ok-twice (DRIVER_OK taken back without a reset

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* net-hostile kind reset-under-load: a correct driver at full rate that
  * resets the device (Status = 0) in the middle of its traffic, `cycles`
  * times. Each cycle brings the device up on the same rings and buffers,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* net-hostile kinds on the RX ring (queue 0). The host sends traffic once
  * the `armed` line is out, so the device meets the bad buffers while it
  * has frames to deliver:

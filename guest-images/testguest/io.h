@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* CPU and device access helpers: port I/O (allowed at CPL3 through the TSS
  * I/O bitmap), MMIO, TSC, pause, atomics. */
 #ifndef TESTGUEST_IO_H

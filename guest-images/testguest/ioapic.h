@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* IOAPIC at MINIVMM_IOAPIC_BASE, programmed from CPL3 (the page tables map
  * it with the U bit): route one GSI to a vector on one LAPIC. */
 #ifndef TESTGUEST_IOAPIC_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Local APIC in xAPIC mode (MMIO at MINIVMM_LAPIC_BASE), usable at CPL3
  * because the page tables map it with the U bit. */
 #ifndef TESTGUEST_LAPIC_H

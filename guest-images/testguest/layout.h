@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fixed layout of the test guest, shared by the assembly, the linker script
  * and the C code. Everything here is guest-internal; constants the VMM also
  * needs live in include/minivmm_abi.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "lib.h"
 
 void *memcpy(void *dst, const void *src, size_t n)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Freestanding C library subset: memory/string functions the compiler may
  * call, number parsing and a small printf family. */
 #ifndef TESTGUEST_LIB_H

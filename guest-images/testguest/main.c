@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* CPL3 entry of the BSP (from start.S): read the boot information, set up
  * the console and time, find the CPUs, run the selected test. */
 #include "cmdline.h"

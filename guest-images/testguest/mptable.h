@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Intel MultiProcessor Specification 1.4 table: which CPUs exist. */
 #ifndef TESTGUEST_MPTABLE_H
 #define TESTGUEST_MPTABLE_H

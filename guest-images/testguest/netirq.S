@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* CPL0 handlers of the virtio-net interrupt (vector TG_NET_IRQ_VECTOR,
  * test option irq=1) and of the timer that bounds an idle=halt sleep.
  * Emulated under PVM, so each is a handful of instructions. The net one:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Just enough Ethernet, ARP, IPv4, ICMP and UDP for the network tests:
  * classify a received frame, build replies in place or into a TX buffer,
  * Internet checksums. Addresses are kept in network byte order as bytes. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Network tests: net-echo, net-gen, net-sink, net-duplex.
  *
  * The BSP finds and sets up the device, sends VQ_PAIRS_SET, posts the RX

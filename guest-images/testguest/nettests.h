@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Network tests over the virtio-net driver: net-echo, net-gen, net-sink,
  * net-duplex, net-up
  * (docs/testguest.md has the command line, output lines and exit codes). */

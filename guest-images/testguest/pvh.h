@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Xen PVH boot ABI (xen/include/public/arch-x86/hvm/start_info.h): what the
  * VMM hands the guest in EBX at the 32-bit entry. */
 #ifndef TESTGUEST_PVH_H

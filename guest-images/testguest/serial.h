@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Polled 16550 UART on COM1. Output lines are serialised across vCPUs by a
  * spinlock; the raw functions skip it (exception path at CPL0). */
 #ifndef TESTGUEST_SERIAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* vCPUs: which exist (MP table, or cpus=N on the command line), per-CPU
  * data indexed by CPU index (0 = BSP), and AP bring-up with INIT/SIPI/SIPI
  * through the local APIC. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The CPL0 part of the test guest: PVH entry, the switch to long mode, the
  * AP entry after the real-mode trampoline, the CPL3 -> CPL0 syscall gate and
  * the common trap path. Everything here is straight-line code: under PVM,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Ending the guest and asking CPL0 for help.
  *
  * Success ends with an i8042 reset (minivmm and QEMU -no-reboot exit 0).

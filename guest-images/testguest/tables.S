@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Static CPU tables, built entirely by the assembler so the CPL0 stub never
  * loops: interrupt stubs, IDT, GDT with one TSS descriptor per CPU, the TSS
  * array with I/O bitmaps, identity page tables for 4 GiB, and the stacks. */

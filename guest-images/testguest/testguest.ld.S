@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Linker script of the test guest (run through the C preprocessor for
  * layout.h). Two PT_LOAD segments at or above 1 MiB and a PT_NOTE with the
  * PVH entry. */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The freestanding test guest: a PVH ELF built with the host gcc.
 # Included by the top-level Makefile; defines TESTGUEST and `make testguest`.
 
@@ -6,7 +7,7 @@ TG_BUILD  := $(BUILD)/testguest
 TESTGUEST := $(TG_BUILD)/testguest.elf
 
 TG_CC      ?= gcc
-TG_CFLAGS  := -std=gnu11 -Wall -Wextra -Werror -O2 -g \
+TG_CFLAGS  := -std=gnu11 -Wall -Wextra $(WERROR_FLAG) -O2 -g \
               -ffreestanding -nostdlib -static -fno-pic -no-pie \
               -mno-red-zone -mgeneral-regs-only -fno-stack-protector \
               -fno-asynchronous-unwind-tables -fno-tree-loop-distribute-patterns \

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Test scenarios, selected by test=NAME on the command line. */
 #ifndef TESTGUEST_TESTS_H
 #define TESTGUEST_TESTS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* AP real-mode trampoline. This blob is copied to TG_TRAMPOLINE_ADDR at run
  * time (smp.c) and entered by a SIPI with vector TG_SIPI_VECTOR, i.e. at
  * CS:IP = (TG_TRAMPOLINE_ADDR >> 4):0. It loads the guest's GDT, enables

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* CPL0 trap handling: report and end. Runs emulated under PVM, so it does
  * as little as possible: format one line, print it, exit. */
 #include <stdint.h>

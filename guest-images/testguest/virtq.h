@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Split virtqueues (virtio 1.x, section 2.7) driven from CPL3 by polling,
  * with VIRTIO_F_EVENT_IDX notification suppression when negotiated.
  *

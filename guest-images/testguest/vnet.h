@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Polling virtio-net driver over virtio-mmio v2 (virtio 1.x, section 5.1).
  *
  * Queue pair i is rx = 2i, tx = 2i+1; the control queue (if any) is

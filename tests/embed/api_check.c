@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The embedding API's promises, checked from a program that links the
  * installed library (tests/integration/test_embed.sh): validation in
  * minivmm_create, start/stop/wait and their corner cases, stop from another

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* An embedding program with functions named like libminivmm's internals.
  * Linked against libminivmm (static or shared), it must link, and the
  * library must keep calling its own kvm_open and bus_add. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzz target: the bzImage loader (boot/bzimage.c: bzimage_parse,
  * bzimage_load; boot_load in boot/boot.c picks it by the "HdrS" magic) on
  * fuzzed images into a small guest (1.06 to 8 MiB of low RAM, maybe 2 MiB

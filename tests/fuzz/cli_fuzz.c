@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzz target: the command line (vmm/cli.c cli_parse, --net specs through
  * vmm/net_config.c, CPU lists through vmm/cpulist.c).
  *

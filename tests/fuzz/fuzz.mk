@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # libFuzzer targets, one per attack surface (see docs/fuzzing.md).
 # Included by the top-level Makefile.
 #
@@ -65,10 +66,10 @@ $(FUZZ_LIB): $(FUZZ_LIB_OBJS)
 	ar rcs $@ $^
 
 $(FUZZ_BUILD)/%_fuzz: $(FUZZ_BUILD)/obj/tests/fuzz/%_fuzz.o $(FUZZ_COMMON) $(FUZZ_LIB)
-	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ $(HOST_LIBS)
 
 $(FUZZ_BUILD)/cli_fuzz: $(FUZZ_BUILD)/obj/tests/fuzz/cli_fuzz.o $(FUZZ_COMMON) $(FUZZ_CLI_OBJS) $(FUZZ_LIB)
-	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ $(HOST_LIBS)
 
 fuzz-build: $(FUZZ_BINS)
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the libFuzzer targets share: reading the input, guest memory over
  * malloc'd buffers, the driver side of a split virtqueue with the checks a
  * device must pass, the ring ops virtio-net hands to the data path (the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzz target: software GSO (net/gso.c: gso_segment, gso_guest_takes), the
  * parser of frames a packet socket hands over (after GRO, or a host
  * socket's 64 KiB segments): headers from the network, vnet header from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzz target: the userspace IOAPIC of --irqchip=split (devices/ioapic.c),
  * reached the way a vCPU reaches it: bus_access() on an MMIO bus holding its
  * 4 KiB window, with a fake KVM behind its ops (recording the routes it is

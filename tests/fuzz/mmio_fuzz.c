@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzz target: the virtio-mmio register interface (devices/virtio/mmio.c),
  * reached the way a vCPU reaches it: bus_access() on an MMIO bus holding
  * the transport's bus_device, with a fake machine (recording ioeventfd and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzz target: virtio-net control commands (devices/virtio/net_ctrl.c,
  * vnet_ctrl_handle) and the RX filter they set (vnet_filter_accepts).
  *

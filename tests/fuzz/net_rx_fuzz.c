@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzz target: the RX side of the data path (net/datapath.c: dp_rx_prepare,
  * dp_rx_complete, dp_rx_deliver, dp_rx_release_all, dp_flush) over a real
  * virtqueue in fuzzed guest memory, with a fake backend: the harness plays

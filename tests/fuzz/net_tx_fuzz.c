@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzz target: the TX side of the data path (net/datapath.c: dp_tx_pop,
  * dp_tx_complete, dp_flush) over a real virtqueue in fuzzed guest memory,
  * through the ring ops virtio-net gives the data path.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzz target: the PVH ELF loader (boot/pvh.c: pvh_find_entry, pvh_load;
  * boot_load in boot/boot.c picks it by the ELF magic) on fuzzed ELF32 and
  * ELF64 images into a small guest, with or without an initrd and RAM

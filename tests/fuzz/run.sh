@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Run the libFuzzer targets one at a time (see docs/fuzzing.md).
 #
 #   tests/fuzz/run.sh fuzz  SECONDS TARGET...   fuzz each for SECONDS from its

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Write the seed corpora of the fuzz targets (tests/fuzz/corpus/TARGET/seed-*).
 
 The seeds are committed; this script says where each comes from and

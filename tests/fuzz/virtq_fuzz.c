@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzz target: the split virtqueue, device side (devices/virtio/queue.c).
  *
  * The input is a small guest (one or two RAM regions), a queue layout

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers for the hostile-guest and backend-fault tests (test_hostile.sh,
 # test_backend_gone.sh): one VM per test over one of six backend/engine
 # variants, host traffic while the guest misbehaves, the CPU time of the

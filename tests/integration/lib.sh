@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared helpers for integration tests (sourced by run.sh and the test files).
 # Each test is a shell function named t_<name>; it fails by calling `fail`.
 

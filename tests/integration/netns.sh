@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Network-namespace helpers for the network integration tests (bash; source
 # this file). Every namespace created here is recorded in a registry file
 # shared by this shell and its subshells, so `ns=$(...)`-style calls and

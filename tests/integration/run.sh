@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Integration tests: boot real guests under /dev/kvm. Prints one line per
 # test and a final "N passed, N failed"; exits non-zero if anything failed.
 # Nothing is skipped: a test that cannot run fails and says why.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A host-side fault: the backend interface disappears under a running guest
 # and comes back. While the guest echoes (net-echo) and the host sends, the
 # test deletes the interface (the tap t0 minivmm created, or v0 of the

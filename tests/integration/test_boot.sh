@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Booting the test guest: vCPUs, exit codes, serial, crashes.
 
 boot_smp() {

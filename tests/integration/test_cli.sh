@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Bad input: one line naming the problem, exit status 2.
 
 # cli_refuses PATTERN ARGS...

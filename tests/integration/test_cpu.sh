@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The CPU model as this host's KVM produces it: minivmm --cpuid-dump.
 # (The per-vCPU APIC IDs are checked inside the guest by test=smp, see
 # test_boot.sh.)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The device tree: --dump-dtb decompiles with dtc and describes the machine;
 # the PVH guest gets it as module 1 ("dtb") after the initrd; the test guest
 # finds its virtio-net device through it, and through the cmdline words where

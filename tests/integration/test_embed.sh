@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # libminivmm as an embedding program sees it: `make install` into a scratch
 # DESTDIR, the examples (docs/examples/) built against the installed header
 # with pkg-config, linked once against the shared and once against the

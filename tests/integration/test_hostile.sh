@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Hostile guests: the test guest breaks the virtio rules on purpose
 # (test=net-hostile kind=K, guest-images/testguest/hostile*.c), over every
 # backend and engine (hostile_lib.sh: tap, packet rx=ring/recv and xdp, each

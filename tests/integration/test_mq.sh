@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Multiqueue virtio-net over a real multiqueue tap in a network namespace:
 # the test guest polls one queue pair per vCPU, netpeer on the host side.
 # Reuses net_vm_start, net_vm_wait, peer and value from test_net.sh.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # virtio-net over a real tap in a network namespace the test creates: the
 # test guest on one side, the host's own stack (ping, netpeer) on the other.
 

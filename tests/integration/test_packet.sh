@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # virtio-net over the AF_PACKET backend (--net packet=IFACE): minivmm binds
 # raw packet sockets to v0, one end of a veth pair in a fresh namespace; the
 # host stack (ping, netpeer) sits on the other end, v1 = 10.0.0.1/24, the

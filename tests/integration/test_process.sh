@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The minivmm process among others: closed standard descriptors, a console
 # reader that goes away, a FIFO nobody reads, signals, and the terminal
 # modes after each way of ending (a pty from python3's pty module).

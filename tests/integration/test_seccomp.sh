@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Confinement (docs/security.md): every thread of a running minivmm carries
 # the seccomp filter of its kind (on by default, so every other test runs
 # under the filters too); --drop-caps leaves each thread only what it needs;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A short soak (tests/soak/soak.sh, docs/soak.md): the test guest's
 # net-duplex on two queue pairs of a tap, both directions at full rate for
 # 3 s, every frame delivered or dropped at a named place outside the VMM,

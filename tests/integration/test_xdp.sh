@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # virtio-net over the AF_XDP backend (--net xdp=IFACE): minivmm binds AF_XDP
 # sockets to the queues of v0, one end of a veth pair in a fresh namespace,
 # with guest RAM as the UMEM; the host stack (ping, netpeer) is on the other

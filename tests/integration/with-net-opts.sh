@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # minivmm with NET_EXTRA appended to every --net value: runs the integration
 # tests again over another engine variant without changing them, e.g.
 #   NET_EXTRA=fixed-files=off,defer-taskrun=off tests/integration/run.sh 'net*'

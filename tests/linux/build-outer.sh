@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Pack the outer guest's initramfs (uncompressed newc cpio): busybox-static,
 # the kvm-amd modules (decompressed) and tun, the inner kernel (bzImage and
 # vmlinux) and initramfs, the static minivmm when given, iperf3 and iproute2's

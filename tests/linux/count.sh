@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Count nested Linux failures per VMM: boot the same case N times with
 # minivmm and with QEMU microvm alternately, in the same outer guests, and
 # print how each boot ended, per VMM and by kind. For finding out why inner

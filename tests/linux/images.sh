@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Images for the nested Linux tests (bash; sourced by tests/linux/run.sh and
 # tests/linux/count.sh). Each function builds one piece, or finds it cached,
 # and sets variables; on failure it sets the *_err variable (one line) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kvm-hold: create one VM in the outer guest and keep it, doing nothing,
  * until the outer guest powers off (tests/linux/outer-init starts it once,
  * before any case).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The emulator of the nested Linux tests' outer guest: QEMU from Debian 12's
 # bookworm-backports, unpacked (not installed) into
 # ${MINIVMM_CACHE:-/var/cache/minivmm}/outer-qemu. Prints the path of its

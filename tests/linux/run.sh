@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Nested Linux tests: boot a minimal Linux under minivmm and check that it
 # sees its CPUs, gets its cmdline and resets cleanly (reboot=k -> exit 0);
 # the net-* cases also drive minivmm's virtio-net device with the stock

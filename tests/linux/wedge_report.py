@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """What a wedged outer guest is doing, for its log: run by li_run_outer
 (tests/linux/images.sh) when the outer guest has printed nothing for
 $LI_STALL seconds, before it is killed.

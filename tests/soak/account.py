@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The soak's accounting for one run (tests/soak/soak.sh; docs/soak.md).
 
 Reads what the run left in its directory: the guest's and minivmm's output

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The soak's accounting (account.py) against recorded runs (data/): a clean
 tap run passes; the same run with one counter changed, as a VMM that lost,
 dropped, reordered or damaged a frame would change it, fails with the line

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The soak (make soak; docs/soak.md): full-rate UDP in both directions on
 # every queue pair at once, sequence numbers checked end to end, and every
 # frame accounted for: delivered, or dropped at a named place outside the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* netpeer: command line, help and result printing. See usage_text below. */
 #include "netpeer.h"
 #include "udp_flows.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* netpeer: the host-side UDP peer of the network integration tests.
  * netpeer.c parses the command line and prints results; netpeer_echo.c and
  * netpeer_stream.c run the subcommands. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* netpeer echo-check (send, get every datagram back, compare byte for byte)
  * and echo-server (the peer to test it against). */
 #include "netpeer.h"

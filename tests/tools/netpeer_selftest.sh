@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Self-test of netpeer and tests/integration/netns.sh without a guest: two
 # network namespaces joined by a veth pair, netpeer on both sides.
 #   tests/tools/netpeer_selftest.sh [PATH-TO-NETPEER]     (needs root)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* netpeer count (receive and check sequence numbers per flow), send
  * (sequence-numbered datagrams at a given rate) and stop. */
 #include "netpeer.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* threadcpu PID PREFIX OUTFILE: how much CPU the threads of PID whose name
  * starts with PREFIX (e.g. "net0-") use, to tell a spinning worker from an
  * idle one (tests/integration/hostile_lib.sh).

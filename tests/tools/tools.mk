@@ -1,5 +1,6 @@
-# Host-side test tools. Included by the top-level Makefile after CFLAGS,
-# LDFLAGS and BUILD are set (so SAN=... and STATIC=... apply here too).
+# SPDX-License-Identifier: Apache-2.0
+# Host-side test tools. Included by the top-level Makefile after its flags
+# and BUILD are set (so SAN=... and STATIC=... apply here too).
 # Defines NETPEER, THREADCPU, TEST_TOOLS (both) and `make netpeer`.
 
 TOOLS_DIR    := tests/tools
@@ -8,23 +9,23 @@ NETPEER_SRCS := $(TOOLS_DIR)/netpeer.c $(TOOLS_DIR)/netpeer_echo.c \
                 $(TOOLS_DIR)/netpeer_stream.c $(TOOLS_DIR)/udp_flows.c
 NETPEER_HDRS := $(TOOLS_DIR)/netpeer.h $(TOOLS_DIR)/udp_flows.h include/minivmm_abi.h
 
-# The project's strict flags; the project's CFLAGS (warnings, sanitizers)
-# are added when this fragment is included by the top-level Makefile.
-NETPEER_CFLAGS = -std=gnu11 -Wall -Wextra -Werror -O2 -D_GNU_SOURCE -Iinclude \
-                 $(filter-out -MMD -MP,$(CFLAGS))
+# The project's strict flags, then the build's (sanitizers) and the
+# packager's (CPPFLAGS, CFLAGS), as for the program.
+NETPEER_CFLAGS = -std=gnu11 -Wall -Wextra $(WERROR_FLAG) -O2 -D_GNU_SOURCE -Iinclude \
+                 $(BUILD_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 
 .PHONY: netpeer
 netpeer: $(NETPEER)
 
 $(NETPEER): $(NETPEER_SRCS) $(NETPEER_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(NETPEER_CFLAGS) $(LDFLAGS) -o $@ $(NETPEER_SRCS)
+	$(CC) $(NETPEER_CFLAGS) $(HOST_LDFLAGS) -o $@ $(NETPEER_SRCS)
 
 # The CPU time of a process's threads by name (the hostile-guest tests).
 THREADCPU    := $(BUILD)/tools/threadcpu
 
 $(THREADCPU): $(TOOLS_DIR)/threadcpu.c
 	@mkdir -p $(@D)
-	$(CC) $(NETPEER_CFLAGS) $(LDFLAGS) -o $@ $<
+	$(CC) $(NETPEER_CFLAGS) $(HOST_LDFLAGS) -o $@ $<
 
 TEST_TOOLS   := $(NETPEER) $(THREADCPU)

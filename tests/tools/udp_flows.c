@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* udp_flows: test-datagram format, UDP sockets, per-flow bookkeeping. */
 #include "udp_flows.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* udp_flows: the host side of the test-datagram format (sequence header plus
  * a deterministic pattern), UDP socket helpers and per-flow bookkeeping for
  * netpeer. No global state; every function reports errors as -errno. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ACPI tables: where they are, checksums, what each table says (read back
  * both by hand and through ACPICA's disassembler, iasl -d), the AML writer's
  * encodings, and the sleep-control device that powers the VM off. */

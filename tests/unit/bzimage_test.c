@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bzImage loader: setup header validation, zero page, initrd placement,
  * and boot_load's format detection. Images are built here, byte by byte. */
 #include <asm/bootparam.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Command line assembly and its copy into guest memory. */
 #include <criterion/criterion.h>
 #include <errno.h>

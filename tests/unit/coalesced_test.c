@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* KVM's coalesced I/O ring, as the vCPU loop drains it: every queued write
  * reaches its bus in order, the ring's `first` follows, nothing else moves. */
 #include <criterion/criterion.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The library's validator (minivmm_config_validate), called directly as an
  * embedding program would: every range the command line enforces, in the
  * command line's words, so that --net queues=17 and an embedder's

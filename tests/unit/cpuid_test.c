@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The CPU model (boot/cpuid*.c) against recorded KVM CPUID dumps of real
  * hosts (tests/unit/data/cpuid-*.txt): every table line has its effect on
  * each vendor, the topology is right for 1 to 64 vCPUs, and nothing the

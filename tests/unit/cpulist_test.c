@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* CPU lists ("0-3", "2,4,6"): syntax only. Whether the CPUs may be used is
  * the validator's (config_test.c). */
 #include <criterion/criterion.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The engine-independent data path: the tests play both the guest (a fake
  * ring that hands out scripted chains pointing at the test's own buffers and
  * records what the data path pushes back) and the engine (a "read" is the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The debug-exit port's exit statuses: QEMU's (v << 1) | 1 for 0..63, one
  * reserved status above, never anything that looks like 128 + signal. */
 #include <criterion/criterion.h>

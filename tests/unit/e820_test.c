@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* e820_build: the memory map both boot paths hand to the guest. */
 #include <asm/e820.h>
 #include <criterion/criterion.h>

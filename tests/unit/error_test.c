@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Error messages (base/error.c): always one line, whatever they quote. */
 #include <criterion/criterion.h>
 #include <errno.h>

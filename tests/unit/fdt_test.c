@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Device tree builder: DTBs for machines laid out as minivmm lays them out
  * (RAM split around the MMIO hole by guest_mem_init, COM1, the x86 APICs,
  * virtio-mmio windows from MINIVMM_MMIO_BASE), read back with libfdt: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Software GSO: each test builds a GSO frame as a packet socket hands it over
  * (virtio_net_hdr_v1 + Ethernet + IP + TCP/UDP + a long payload) and checks
  * every segment: lengths, IDs, sequence numbers, flags, payload and checksums

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The test guest's device-tree reader (guest-images/testguest/dtb.c),
  * compiled into the host tests: it must list the virtio-mmio devices of
  * every DTB the VMM builds (boot/fdt.c), read a DTB laid out differently

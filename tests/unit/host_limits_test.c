@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Guest memory against what the host can give: address bits, KVM's memory
  * slots, the host's memory (unless overcommitted). */
 #include <criterion/criterion.h>

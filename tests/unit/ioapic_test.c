@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The userspace IOAPIC (split irqchip): registers as Linux programs them,
  * redirection entries as MSI routes, edge and level delivery, Remote IRR
  * and EOI, and what a guest may not write. */

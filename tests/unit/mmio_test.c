@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* virtio-mmio transport (version 2): the tests play the driver, poking the
  * registers through the bus device, with a fake device behind the transport
  * that counts what the transport asks of it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* MP 1.4 table: checksums, entry counts, and what each entry says. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The --net option: every key, the ways the pieces must fit together, and
  * the messages a user sees for each mistake. Like the program, parse the
  * text (vmm/net_config.c) and then run the library's validator on it. */
@@ -213,8 +214,15 @@ Test(net_config, key_for_its_own_backend_and_engine_is_accepted)
 {
 	struct minivmm_net_config net = parse_ok("packet=v0,fanout=cpu,rx=recv,qdisc-bypass=off,engine=epoll");
 	cr_assert_eq(net.rx_recv, 1);
+#if MINIVMM_XDP
 	net = parse_ok("xdp=v0,xdp-zero-copy=off,fixed-files=off");
 	cr_assert_eq(net.uring_fixed_files, 0);
+#else
+	/* make XDP=0: the keys parse, the backend is refused. */
+	struct vmm_err e;
+	cr_assert_eq(parse("xdp=v0,xdp-zero-copy=off,fixed-files=off", &net, &e), -EOPNOTSUPP);
+	cr_assert(strstr(e.msg, "built without AF_XDP"), "%s", e.msg);
+#endif
 	net = parse_ok("fixed-buffers=on,defer-taskrun=off,engine=uring");
 	cr_assert_eq(net.uring_fixed_buffers, 1);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* virtio-net control commands (vnet_ctrl_handle): the tests build command
  * chains by hand, split over segments as a driver may, against a device
  * with a fake backend that records what it is asked to do. */

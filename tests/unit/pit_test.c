@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The split machine's 8254: counted against a clock the test moves, through
  * the ports, the way guests calibrate their TSC against it. */
 #include <criterion/criterion.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* PVH ELF loader: header and segment checks, note parsing, hvm_start_info.
  * Test ELF files are built here: header, up to 4 program headers, a note
  * area at NOTE_OFF and segment bytes at DATA_OFF. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The allow-lists (vmm/seccomp.c), the capability plan (vmm/caps.c) and
  * confine_enter() (base/confine.c). A filter cannot be taken off again, so
  * every test that installs one does it in a forked child, whose fate (exit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tap offloads from the guest's features: which GUEST_* bits the tap may
  * use when it hands frames to the guest (TUNSETOFFLOAD). No tap is opened. */
 #include <criterion/criterion.h>

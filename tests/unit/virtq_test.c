@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Split virtqueue, device side: the tests play the driver, laying out the
  * rings in guest memory by hand and checking what the device side makes of
  * them, including every way a hostile guest can break them. */

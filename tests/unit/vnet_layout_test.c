@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* virtio-net queue layout (rx0, tx0, rx1, tx1, ..., ctrl) and how queue
  * pairs are dealt out to worker threads. */
 #include <criterion/criterion.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Queue workers with real threads and real engines, over fake guest rings:
  * what the engines promise at their edges (every frame the guest offers is
  * written, nothing is in flight once a worker is stopped), whatever the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The AF_XDP backend's chunk rules (net/xdp_geometry.c): the kernel may
  * write a frame only where the guest's buffer is. */
 #include <criterion/criterion.h>
