@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* QEMU's pvpanic device (QEMU docs/specs/pvpanic.rst): how a guest says it
  * panicked. One byte register: a read returns the events the device handles,
  * PVPANIC_PANICKED | PVPANIC_CRASH_LOADED (<misc/pvpanic.h>); the guest writes

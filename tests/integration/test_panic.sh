@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A guest's panic and a guest that runs too long: the pvpanic device (port
 # 0x505, MMIO 0xd0008000) stops minivmm with status 10, --timeout with 12,
 # each with one line; a reset after the panic does not turn it into 0.

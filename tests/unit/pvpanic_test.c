@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The pvpanic register: what it offers, which events stop the VM and with
  * what, and that the other bits and bytes do nothing. */
 #include <criterion/criterion.h>
