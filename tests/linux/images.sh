@@ -16,13 +16,12 @@ li_inner_kernel() {
 }
 
 # li_inner_variants CASES: the inner kernel variants the cases need
-# (guest-images/linux/inner-NAME.config: acpi-nopci for the *-acpi-nopci
-# cases, pvpanic for the pvpanic case), as "NAME=DIR" words in kvariants, or
-# kvariants_err.
+# (guest-images/linux/inner-NAME.config; today acpi-nopci for the *-acpi-nopci
+# cases), as "NAME=DIR" words in kvariants, or kvariants_err.
 li_inner_variants() {
 	kvariants="" kvariants_err=""
 	local name dir
-	for name in acpi-nopci pvpanic; do
+	for name in acpi-nopci; do
 		case " $1 " in *"$name"*) ;; *) continue ;; esac
 		if ! dir=$("$repo/guest-images/linux/build-kernel.sh" --variant "$name" 2>"$logs/kernel-$name-build.log" | tail -n 1) ||
 		   [ ! -f "$dir/bzImage" ]; then
@@ -39,11 +38,11 @@ li_inner_initrd() {
 	"$repo/guest-images/linux/build-initramfs.sh" --net-tools "$1" 2>"$logs/initramfs-build.log"
 }
 
-# li_debian CASES: deb_kernel and deb_initrd for debian-acpi when CASES has it,
-# else nothing; deb_err says why not.
+# li_debian CASES: deb_kernel and deb_initrd for debian-acpi and pvpanic when
+# CASES has either, else nothing; deb_err says why not.
 li_debian() {
 	deb_kernel="" deb_initrd="" deb_err=""
-	case " $1 " in *" debian-acpi "*) ;; *) return 0 ;; esac
+	case " $1 " in *" debian-acpi "*|*" pvpanic "*) ;; *) return 0 ;; esac
 	local kver=${LINUX_TEST_DEBIAN_KVER:-}
 	if [ -z "$kver" ]; then
 		kver=$(for k in /boot/vmlinuz-*; do

@@ -7,9 +7,9 @@
 # and check minivmm's --stats=json. debian-acpi boots Debian's own generic
 # kernel, which finds the virtio-mmio device through minivmm's ACPI tables,
 # pings over it and powers off through the ACPI S5 sleep register. pvpanic
-# boots a kernel with ACPI, PCI and the pvpanic driver into a panic (no
-# init): its pvpanic report, not the reset panic=1 makes after it, must end
-# minivmm (status 10).
+# boots that kernel too, loads its pvpanic driver (bound through minivmm's
+# DSDT) and panics on purpose (its init exits): the panic's pvpanic report,
+# not the reset panic=1 makes after it, must end minivmm (status 10).
 #
 # On a host with VMX/SVM, minivmm runs the inner guest directly. Otherwise
 # (e.g. a PVM /dev/kvm, where guest kernel code is emulated ~5000x slower) it
@@ -90,7 +90,7 @@ li_inner_initrd "$inner_initrd" || fail_all "inner initramfs build failed" "$log
 # --- inner kernel variants (net-acpi-nopci-*: ACPI=y, PCI=n) ---
 li_inner_variants "$cases" || fail_all "$kvariants_err" "-"
 
-# --- Debian's kernel and its initramfs (debian-acpi) ---
+# --- Debian's kernel and its initramfs (debian-acpi, pvpanic) ---
 li_debian "$cases"
 
 # --- static minivmm ---
@@ -166,9 +166,8 @@ result_line() {
 # debian-acpi: Debian's vmlinuz has none and is relocated at boot).
 inner_vmlinux() {
 	case "$1" in
-	debian-acpi) ;;
+	debian-acpi|pvpanic) ;;
 	*acpi-nopci*) for v in $kvariants; do [ "${v%%=*}" = acpi-nopci ] && echo "${v#*=}/vmlinux"; done ;;
-	pvpanic) for v in $kvariants; do [ "${v%%=*}" = pvpanic ] && echo "${v#*=}/vmlinux"; done ;;
 	*) echo "$kdir/vmlinux" ;;
 	esac
 }
@@ -331,14 +330,16 @@ if [ "$mode" = direct ]; then
 			for v in $kvariants; do [ "${v%%=*}" = acpi-nopci ] && kernel=${v#*=}/bzImage; done
 			q=1 net="tap=mtap0" ;;
 		pvpanic)
-			for v in $kvariants; do [ "${v%%=*}" = pvpanic ] && kernel=${v#*=}/bzImage; done ;;
+			kernel=$deb_kernel ;;
 		*) fail "$c" "unknown case" "-"; continue ;;
 		esac
 		cmd="console=ttyS0 reboot=k panic=-1 minivmm.test=$token-$c minivmm.cpus=2"
 		args=(--kernel "$kernel" --initrd "$inner_initrd" --cpus 2 --mem 256M)
-		# The same as outer-init's pvpanic: no init, a panic, then panic=1's reset.
-		[ "$c" != pvpanic ] ||
-			cmd="console=ttyS0 reboot=k panic=1 rdinit=/nonexistent init=/nonexistent minivmm.test=$token-$c"
+		# The same as outer-init's pvpanic: the driver, a panic, then panic=1's reset.
+		if [ "$c" = pvpanic ]; then
+			cmd="console=ttyS0 reboot=k panic=1 minivmm.test=$token-$c minivmm.panic=1"
+			args=(--kernel "$kernel" --initrd "$deb_initrd" --cpus 2 --mem 512M)
+		fi
 		if [ "$c" = debian-acpi ]; then
 			# The same as outer-init's debian-acpi: no reboot=k, poweroff at the end.
 			cmd="console=ttyS0 panic=-1 minivmm.test=$token-$c minivmm.cpus=2 minivmm.checks=cmdline,cpus,acpi,ping minivmm.queues=2 minivmm.halt=poweroff minivmm.watchdog=60"
@@ -414,7 +415,7 @@ run_nested_case() {
 }
 
 # no_result LOG CASE: no result at all from the inner guest, i.e. no
-# MINIVMM-RESULT line (for pvpanic, which has no init, no panic;
+# MINIVMM-RESULT line (for pvpanic, which panics instead, no panic;
 # acpi-nopci-hint prints none and is never re-run). Under QEMU TCG's SVM emulation an
 # inner guest now and then triple-faults or stalls early, and the outer guest
 # itself sometimes dies, with QEMU microvm as the inner VMM too
@@ -441,7 +442,7 @@ failure_kind() {
 
 for c in $cases; do
 	log=$logs/$c.log
-	if [ "$c" = debian-acpi ] && [ -z "$deb_kernel" ]; then fail "$c" "$deb_err" "-"; continue; fi
+	case "$c" in debian-acpi|pvpanic) [ -n "$deb_kernel" ] || { fail "$c" "$deb_err" "-"; continue; } ;; esac
 	run_nested_case "$c" "$log"
 	if no_result "$log" "$c"; then
 		mv "$log" "$log.attempt1"
