@@ -216,7 +216,7 @@ net_restart_loop() {
 			--net "tap=$tap,queues=$queues,engine=$engine" --cmdline "test=net-up queues=$queues" \
 			< /dev/null > "$out" 2>&1
 		rc=$?
-		if [ $rc != 0 ] || ! grep -q "^testguest: net-up queues $queues$" "$out"; then
+		if [ $rc != 0 ] || ! grep -q "^testguest: net-up queues $queues, 0 device resets$" "$out"; then
 			fail "$engine, tap $tap, queues=$queues: run $i of $runs, started right after run $((i - 1)) exited, exit status $rc: $(tail -c 400 "$out" | tr '\n' '|')"
 			return 1
 		fi
@@ -244,3 +244,37 @@ net_restart_same_tap() {
 
 t_net_restart_same_tap_uring() { net_restart_same_tap uring; }
 t_net_restart_same_tap_epoll() { net_restart_same_tap epoll; }
+
+# No SRCU grace period where a guest or a user waits: a device reset and a
+# VQ_PAIRS_SET keep the queues' ioeventfds, and the stop closes the VM fd
+# instead of deassigning them (every KVM I/O-bus change waits for a grace
+# period, and one once never ended). The guest brings 2 pairs up, resets
+# the device twice (each time the same bring-up and VQ_PAIRS_SET again),
+# then the machine; every KVM_IOEVENTFD/KVM_IRQFD minivmm makes is logged
+# by an LD_PRELOAD shim: assigns, and not one deassign.
+net_kvm_fds_are_never_deassigned() {
+	local engine=$1 out="$TMP_ROOT/deassign-$1.out" log="$TMP_ROOT/deassign-$1.kvm"
+	local shim="$BUILD/tools/kvm_fd_log.so"
+	[ -f "$shim" ] || { fail "$shim not built (make)"; return 1; }
+	netns_create NS || { fail "cannot create a network namespace"; return 1; }
+	ip -n "$NS" tuntap add t0 mode tap multi_queue && netns_link_up "$NS" t0 ||
+		{ fail "cannot create the tap"; return 1; }
+	: > "$log"
+	ip netns exec "$NS" env LD_PRELOAD="$(realpath "$shim")" MINIVMM_TEST_KVM_LOG="$log" \
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+		timeout -k 5 60 "$MINIVMM" --kernel "$TESTGUEST" --cpus 2 \
+		--net "tap=t0,queues=2,engine=$engine" --cmdline "test=net-up queues=2 resets=2" \
+		< /dev/null > "$out" 2>&1
+	rc=$?
+	expect_rc 0 "$out" || return 1
+	expect_line "^testguest: net-up queues 2, 2 device resets$" "$out" || return 1
+	local assigns deassigns
+	assigns=$(grep -c ' assign$' "$log")
+	deassigns=$(grep -c 'deassign$' "$log")
+	# 5 queues (2 pairs and the control queue) and one interrupt line.
+	[ "$assigns" -ge 5 ] || { fail "$engine: only $assigns ioeventfd/irqfd assigns logged: is the shim loaded?"; return 1; }
+	[ "$deassigns" = 0 ] ||
+		{ fail "$engine: $deassigns deassigns over 3 bring-ups, 2 device resets and a stop: $(sort "$log" | uniq -c | tr '\n' ' ')"; return 1; }
+}
+t_net_kvm_fds_are_never_deassigned_uring() { net_kvm_fds_are_never_deassigned uring; }
+t_net_kvm_fds_are_never_deassigned_epoll() { net_kvm_fds_are_never_deassigned epoll; }

@@ -531,7 +531,7 @@ t_xdp_restart_on_the_same_interface() {
 					--net "xdp=v0,queues=$queues,engine=$engine" --cmdline "test=net-up queues=$queues" \
 					< /dev/null > "$out" 2>&1
 				rc=$?
-				[ $rc = 0 ] && grep -q "^testguest: net-up queues $queues$" "$out" ||
+				[ $rc = 0 ] && grep -q "^testguest: net-up queues $queues, 0 device resets$" "$out" ||
 					{ fail "$engine, queues=$queues: run $i, started right after run $((i - 1)) exited, exit status $rc: $(tail -c 400 "$out" | tr '\n' '|')"; return 1; }
 			done
 		done
