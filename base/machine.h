@@ -37,6 +37,10 @@ struct machine {
 	 * For a register whose writes have no effect the guest could see
 	 * before its next access to the device. -EOPNOTSUPP: KVM cannot. */
 	int (*coalesce_pio)(void *opaque, uint16_t port, unsigned len, bool assign);
+	/* Deliver the writes queued so far (coalesce_pio) to their devices,
+	 * in order, now; returns how many. Not with a device's lock held:
+	 * the device's own handler takes it. */
+	unsigned (*drain_queued)(void *opaque);
 	/* How the devices' threads confine themselves (base/confine.h), and
 	 * the thread that starts threads for confined ones (base/spawn.h).
 	 * NULL: not confined, threads started directly (tests, fakes). */
@@ -73,6 +77,11 @@ static inline int machine_irqfd(const struct machine *m, int fd, unsigned gsi, b
 static inline int machine_coalesce_pio(const struct machine *m, uint16_t port, unsigned len, bool assign)
 {
 	return m->coalesce_pio ? m->coalesce_pio(m->opaque, port, len, assign) : -EOPNOTSUPP;
+}
+
+static inline unsigned machine_drain_queued(const struct machine *m)
+{
+	return m->drain_queued ? m->drain_queued(m->opaque) : 0;
 }
 
 #endif

@@ -137,9 +137,23 @@ static void dsdt_virtio_mmio(struct aml_buf *a, unsigned k, const struct acpi_vi
 	aml_pkg_close(a, dev);
 }
 
+/* QEMU's ISA pvpanic as QEMU describes it (PEVT, "QEMU0001"): Linux's
+ * pvpanic-mmio driver matches the _HID and maps the I/O resource. */
+static void dsdt_pvpanic(struct aml_buf *a, uint16_t port)
+{
+	size_t dev = aml_device_open(a, "PEVT");
+	aml_name(a, "_HID");
+	aml_string(a, "QEMU0001");
+	aml_name(a, "_CRS");
+	size_t crs = aml_resource_template_open(a);
+	aml_res_io(a, port, 1);
+	aml_resource_template_close(a, crs);
+	aml_pkg_close(a, dev);
+}
+
 /* DSDT body: \_S5 (SLP_TYP for the sleep control register, twice for the
- * historical PM1a/PM1b pair, then two reserved zeros) and \_SB with COM1
- * and one LNRO0005 device per virtio-mmio window. */
+ * historical PM1a/PM1b pair, then two reserved zeros) and \_SB with COM1,
+ * one LNRO0005 device per virtio-mmio window and the pvpanic port. */
 static int dsdt_build(const struct acpi_config *cfg, uint8_t *out, size_t cap, size_t *len,
 		      struct vmm_err *err)
 {
@@ -157,6 +171,8 @@ static int dsdt_build(const struct acpi_config *cfg, uint8_t *out, size_t cap, s
 	dsdt_com1(&a);
 	for (unsigned k = 0; k < cfg->nr_virtio_mmio; k++)
 		dsdt_virtio_mmio(&a, k, &cfg->virtio_mmio[k]);
+	if (cfg->pvpanic_port)
+		dsdt_pvpanic(&a, cfg->pvpanic_port);
 	aml_pkg_close(&a, sb);
 	if (a.failed)
 		return vmm_err_set(err, ENOSPC, "ACPI DSDT: AML does not fit in %zu bytes", cap);
@@ -246,6 +262,10 @@ static int acpi_check_config(const struct acpi_config *cfg, struct vmm_err *err)
 	if (cfg->pm_sleep_port == 0 || cfg->pm_sleep_port == 0xffff)
 		return vmm_err_set(err, EINVAL, "ACPI sleep registers need two ports, not at 0x%x",
 				   cfg->pm_sleep_port);
+	if (cfg->pvpanic_port && (cfg->pvpanic_port == cfg->pm_sleep_port ||
+				  cfg->pvpanic_port == cfg->pm_sleep_port + 1))
+		return vmm_err_set(err, EINVAL, "pvpanic port 0x%x is one of the ACPI sleep registers",
+				   cfg->pvpanic_port);
 	return 0;
 }
 

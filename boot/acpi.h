@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ACPI tables: how a guest with ACPI finds its CPUs, interrupt controllers,
- * virtio-mmio devices and COM1, and how it powers off.
+ * virtio-mmio devices, COM1 and the pvpanic port, and how it powers off.
  *
  * minivmm is a hardware-reduced ACPI platform (no PM1 blocks, no SCI, no
  * GPEs): the FADT points at a sleep control/status register pair on an I/O
@@ -45,6 +45,7 @@ struct acpi_config {
 	struct acpi_virtio_mmio virtio_mmio[ACPI_MAX_VIRTIO_MMIO];
 	unsigned nr_virtio_mmio;             /* device k: \_SB.VRkk, _UID k */
 	uint16_t pm_sleep_port;              /* sleep control; sleep status at +1 */
+	uint16_t pvpanic_port;               /* \_SB.PEVT, QEMU's pvpanic (1 port); 0: none */
 	bool no_8259;                        /* split irqchip: no PC-AT 8259 pair */
 };
 

@@ -10,7 +10,8 @@
  *
  * Architecture-neutral except for the interrupt controller, which
  * fdt_x86.c describes (the only x86 knowledge in the tree): memory, cpus,
- * chosen, the UART and the virtio-mmio nodes are what arm64 Linux reads too. */
+ * chosen, the UART, the virtio-mmio and the pvpanic nodes are what arm64 Linux
+ * reads too. */
 #include "boot/fdt.h"
 
 #include <errno.h>
@@ -116,6 +117,24 @@ static int check_virtio(const struct fdt_machine *m, struct vmm_err *err)
 	return check_ranges(win, m->nr_virtio_mmio, "virtio-mmio window", err);
 }
 
+/* The pvpanic register, when there is one, is a window of its own. */
+static int check_pvpanic(const struct fdt_machine *m, struct vmm_err *err)
+{
+	const struct fdt_range *p = &m->pvpanic;
+	if (p->size == 0)
+		return 0;
+	if (!range_ok(p))
+		return vmm_err_set(err, EINVAL, "device tree: pvpanic register at 0x%llx (+0x%llx) wraps",
+				   (unsigned long long)p->base, (unsigned long long)p->size);
+	for (unsigned i = 0; i < m->nr_virtio_mmio; i++) {
+		struct fdt_range win = { m->virtio_mmio[i].base, m->virtio_mmio[i].size };
+		if (ranges_overlap(p, &win))
+			return vmm_err_set(err, EINVAL, "device tree: pvpanic register at 0x%llx overlaps virtio-mmio window %u at 0x%llx",
+					   (unsigned long long)p->base, i, (unsigned long long)win.base);
+	}
+	return 0;
+}
+
 static int check_machine(const struct fdt_machine *m, struct vmm_err *err)
 {
 	if (!m->model || !m->compatible)
@@ -143,6 +162,8 @@ static int check_machine(const struct fdt_machine *m, struct vmm_err *err)
 		rc = check_uart(m, err);
 	if (rc == 0)
 		rc = check_virtio(m, err);
+	if (rc == 0)
+		rc = check_pvpanic(m, err);
 	return rc;
 }
 
@@ -280,6 +301,20 @@ static int add_virtio_mmio(void *fdt, const struct fdt_machine *m, const struct 
 	return fdt_end_node(fdt);
 }
 
+/* QEMU's binding (Linux Documentation/devicetree/bindings/misc/pvpanic-mmio.txt):
+ * no interrupt, just the register. */
+static int add_pvpanic(void *fdt, const struct fdt_range *p)
+{
+	char name[40];
+	int rc;
+	snprintf(name, sizeof(name), "pvpanic-mmio@%llx", (unsigned long long)p->base);
+	if ((rc = fdt_begin_node(fdt, name)) < 0 ||
+	    (rc = fdt_property_string(fdt, "compatible", "qemu,pvpanic-mmio")) < 0 ||
+	    (rc = prop_reg64(fdt, p->base, p->size)) < 0)
+		return rc;
+	return fdt_end_node(fdt);
+}
+
 /* The whole tree, root properties before any subnode (the format requires it). */
 static int write_tree(void *fdt, const struct fdt_machine *m)
 {
@@ -315,6 +350,8 @@ static int write_tree(void *fdt, const struct fdt_machine *m)
 	for (unsigned i = 0; i < m->nr_virtio_mmio; i++)
 		if ((rc = add_virtio_mmio(fdt, m, &m->virtio_mmio[i])) < 0)
 			return rc;
+	if (m->pvpanic.size && (rc = add_pvpanic(fdt, &m->pvpanic)) < 0)
+		return rc;
 	if ((rc = fdt_end_node(fdt)) < 0)
 		return rc;
 	return fdt_finish(fdt);

@@ -13,6 +13,7 @@
  *       the interrupt controller(s)                        (fdt_x86.c on x86)
  *       isa { serial@i<port> }   a UART in I/O space, or serial@<addr> for MMIO
  *       virtio_mmio@<base> { compatible = "virtio,mmio"; reg; interrupts; }
+ *       pvpanic-mmio@<base> { compatible = "qemu,pvpanic-mmio"; reg; }
  *   }
  *
  * Nothing here knows x86 except what enum fdt_intc_kind selects: the tree
@@ -98,6 +99,7 @@ struct fdt_machine {
 	struct fdt_uart uart;
 	struct fdt_virtio_mmio virtio_mmio[FDT_MAX_VIRTIO_MMIO];   /* in this order */
 	unsigned nr_virtio_mmio;
+	struct fdt_range pvpanic;          /* QEMU's pvpanic register in MMIO; size 0: none */
 
 	const char *bootargs;              /* /chosen bootargs; NULL writes "" */
 };
@@ -105,7 +107,7 @@ struct fdt_machine {
 /* Build the DTB for m into buf (size bytes). Returns the DTB's length
  * (fdt_totalsize) or a negative errno: EINVAL for a description the tree
  * cannot hold (no CPU or RAM, two nodes with one name, an interrupt line the
- * controller lacks, an empty or wrapping range), E2BIG when it does not fit
+ * controller lacks, an empty or wrapping range, device windows that overlap), E2BIG when it does not fit
  * in size bytes. */
 int fdt_build(const struct fdt_machine *m, void *buf, size_t size, struct vmm_err *err);
 

@@ -10,7 +10,18 @@
  * ends every console message and every burst of tty output with one), when
  * the VM stops (serial_stop_input, serial_destroy), and at the latest
  * FLUSH_DELAY_MS after its first byte (the serial thread), so a prompt
- * without a newline still shows at once to a person. */
+ * without a newline still shows at once to a person.
+ *
+ * Once a guest has printed a few lines with the THR interrupt off, KVM
+ * queues its transmits in the coalesced ring instead of exiting on each
+ * (machine_coalesce_pio). A queued byte reaches the UART at the next exit
+ * of any vCPU, and a guest that prints and then polls memory may not exit
+ * for seconds: while the queue is on, the serial thread drains it every
+ * DRAIN_MS, so console bytes reach the output within DRAIN_MS plus one
+ * write whatever the guest does next. Turning the queue on or off changes
+ * KVM's I/O bus, which costs an SRCU grace period (5-10 ms here): the
+ * serial thread does it, never a vCPU, and turns the queue off again after
+ * IDLE_OFF_MS without a queued byte, so an idle guest costs no wake-ups. */
 #include "devices/serial.h"
 
 #include <errno.h>
@@ -66,15 +77,18 @@ enum { UART_RBR_THR = 0, UART_IER = 1, UART_IIR_FCR = 2, UART_LCR = 3,
  * writers with room for 256 bytes). */
 #define OUT_CHUNK 256
 #define FLUSH_DELAY_MS 5
-/* Transmits with coalescing allowed but off before it is turned on, at
- * start and after each stop. Each (un)registration costs KVM an SRCU grace
- * period (5-10 ms here), and one still running when the VM ends delays its
- * teardown by the rest: a guest that prints a few lines and exits would pay
- * more for it than the exits it saves (~20 us each on this PVM host, so 256
- * of them cost about one grace period; a Linux console prints kilobytes with
+/* Transmits with queueing allowed but off before it is turned on, at start
+ * and after each stop. A guest that prints a few lines and exits gains less
+ * than the registration costs (~20 us an exit on this PVM host, so 256 of
+ * them are about one grace period; a Linux console prints kilobytes with
  * IER clear and gets its queue after a few lines). Linux's tty output also
  * turns the THR interrupt on and off per burst. */
 #define COALESCE_AFTER 256
+/* While the queue is on, the serial thread delivers it this often: the
+ * bound on how long a queued console byte waits. */
+#define DRAIN_MS 4
+/* The queue goes off after this long without a queued byte. */
+#define IDLE_OFF_MS 1000
 
 struct serial {
 	pthread_mutex_t lock;
@@ -93,10 +107,14 @@ struct serial {
 	bool flush_armed;      /* the serial thread flushes within FLUSH_DELAY_MS */
 	int flush_fd;          /* eventfd: arms the serial thread's deferred flush */
 
-	/* KVM queues THR writes (cfg.thr_port) while nothing can tell. */
-	bool coalescing;
+	/* KVM queues THR writes (cfg.thr_port) while nothing can tell. The
+	 * register model decides (coalesce_wanted) and wakes the serial
+	 * thread (zone_fd), which has KVM do it (coalescing). */
+	bool coalesce_wanted;
+	bool coalescing;             /* KVM queues now; the serial thread's */
 	bool coalesce_unavailable;   /* the machine cannot: never asked again */
 	unsigned quiet_transmits;    /* transmits since coalescing was last allowed */
+	int zone_fd;                 /* eventfd: coalesce_wanted changed */
 
 	bool out_regular;      /* a regular file: writes never wait */
 	bool out_broken;       /* a write failed: output is dropped for good */
@@ -282,27 +300,25 @@ static bool serial_coalescing_allowed(const struct serial *s)
 	return !(s->ier & IER_THRI) && !(s->mcr & MCR_LOOP);
 }
 
-static void serial_set_coalescing(struct serial *s, bool on)
-{
-	if (on == s->coalescing || !s->cfg.thr_port || s->coalesce_unavailable)
-		return;
-	int rc = machine_coalesce_pio(s->ev, s->cfg.thr_port, 1, on);
-	if (rc == 0)
-		s->coalescing = on;
-	else if (on)
-		s->coalesce_unavailable = true;   /* e.g. -EOPNOTSUPP: every write exits */
-	/* A failed unregistration leaves it on; the next access retries. */
-}
-
-/* After a register write: stop queueing at once when it would show; queue
- * again after COALESCE_AFTER transmits once it would not. */
+/* After a register access (lock held): ask the serial thread to stop
+ * queueing as soon as it would show, and to queue again after
+ * COALESCE_AFTER transmits once it would not. The vCPU never waits for it:
+ * until the thread has switched, writes keep exiting (or are queued and
+ * delivered by the thread, which drains right after switching off). */
 static void serial_update_coalescing(struct serial *s)
 {
-	if (!serial_coalescing_allowed(s)) {
+	if (!s->cfg.thr_port || s->coalesce_unavailable)
+		return;
+	bool allowed = serial_coalescing_allowed(s);
+	if (!allowed)
 		s->quiet_transmits = 0;
-		serial_set_coalescing(s, false);
-	} else if (!s->coalescing && s->quiet_transmits >= COALESCE_AFTER) {
-		serial_set_coalescing(s, true);
+	bool want = allowed && s->quiet_transmits >= COALESCE_AFTER;
+	if (want == s->coalesce_wanted)
+		return;
+	s->coalesce_wanted = want;
+	uint64_t one = 1;
+	if (write(s->zone_fd, &one, sizeof(one)) < 0) {
+		/* Only on counter overflow: the thread has been told already. */
 	}
 }
 
@@ -472,8 +488,61 @@ static bool serial_take_input(struct serial *s, bool *input_open)
 	return true;
 }
 
-/* The serial thread: host input for the guest, and the deferred flush of
- * guest output that no newline or IER write sent out (serial_arm_flush). */
+/* Have KVM queue the transmits, or stop, as the register model wants (on
+ * the serial thread: each switch waits for a grace period). Nothing while
+ * the VM stops: closing the VM removes the queue. */
+static void serial_switch_coalescing(struct serial *s, uint64_t now, uint64_t *last_queued)
+{
+	pthread_mutex_lock(&s->lock);
+	bool want = s->coalesce_wanted;
+	bool skip = want == s->coalescing || s->stopping;
+	pthread_mutex_unlock(&s->lock);
+	if (skip || serial_vm_stopping(s))
+		return;
+	int rc = machine_coalesce_pio(s->ev, s->cfg.thr_port, 1, want);
+	pthread_mutex_lock(&s->lock);
+	if (rc == 0) {
+		s->coalescing = want;
+	} else if (want) {
+		s->coalesce_unavailable = true;   /* e.g. -EOPNOTSUPP: every write exits */
+		s->coalesce_wanted = false;
+	}
+	/* A failed unregistration leaves it on; the next wake-up retries. */
+	pthread_mutex_unlock(&s->lock);
+	*last_queued = now;
+	/* Writes queued before KVM stopped queueing, if it did. */
+	if (!want)
+		machine_drain_queued(s->ev);
+}
+
+/* While KVM queues: deliver what it queued and write it out now; after
+ * IDLE_OFF_MS without a queued byte, ask for the queue to go. */
+static void serial_drain(struct serial *s, uint64_t now, uint64_t *last_queued)
+{
+	unsigned n = machine_drain_queued(s->ev);
+	pthread_mutex_lock(&s->lock);
+	if (n) {
+		*last_queued = now;
+		if (s->out_len)
+			serial_flush_locked(s);
+	} else if (now - *last_queued >= IDLE_OFF_MS && s->coalesce_wanted) {
+		s->coalesce_wanted = false;
+		s->quiet_transmits = 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void serial_read_eventfd(int fd)
+{
+	uint64_t count;
+	if (read(fd, &count, sizeof(count)) < 0) {
+		/* EAGAIN: nothing to read after all. */
+	}
+}
+
+/* The serial thread: host input for the guest, the deferred flush of guest
+ * output that no newline or IER write sent out (serial_arm_flush), and the
+ * transmit queue (serial_switch_coalescing, serial_drain). */
 static void *serial_thread_main(void *arg)
 {
 	struct serial *s = arg;
@@ -486,17 +555,21 @@ static void *serial_thread_main(void *arg)
 		return NULL;
 	}
 	bool input_open = s->cfg.in_fd >= 0;
-	uint64_t flush_at = 0;   /* 0: not armed */
+	uint64_t flush_at = 0;      /* 0: not armed */
+	uint64_t drain_at = 0;      /* 0: KVM does not queue */
+	uint64_t last_queued = 0;   /* when the queue last had a byte, or went on */
 	for (;;) {
-		struct pollfd fds[3] = { { .fd = s->stop_fd, .events = POLLIN },
+		struct pollfd fds[4] = { { .fd = s->stop_fd, .events = POLLIN },
 					 { .fd = s->flush_fd, .events = POLLIN },
+					 { .fd = s->zone_fd, .events = POLLIN },
 					 { .fd = s->cfg.in_fd, .events = POLLIN } };
+		uint64_t next = flush_at && (!drain_at || flush_at < drain_at) ? flush_at : drain_at;
 		int timeout = -1;
-		if (flush_at) {
+		if (next) {
 			uint64_t now = serial_now_ms();
-			timeout = now >= flush_at ? 0 : (int)(flush_at - now);
+			timeout = now >= next ? 0 : (int)(next - now);
 		}
-		int n = poll(fds, input_open ? 3 : 2, timeout);
+		int n = poll(fds, input_open ? 4 : 3, timeout);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -504,13 +577,30 @@ static void *serial_thread_main(void *arg)
 		}
 		if (fds[0].revents)
 			break;
+		uint64_t now = serial_now_ms();
 		if (fds[1].revents & POLLIN) {
-			uint64_t count;
-			if (read(s->flush_fd, &count, sizeof(count)) < 0) {
-				/* EAGAIN: nothing to read after all. */
-			}
+			serial_read_eventfd(s->flush_fd);
 			if (!flush_at)
-				flush_at = serial_now_ms() + FLUSH_DELAY_MS;
+				flush_at = now + FLUSH_DELAY_MS;
+		}
+		if (fds[2].revents & POLLIN) {
+			serial_read_eventfd(s->zone_fd);
+			serial_switch_coalescing(s, now, &last_queued);
+		}
+		pthread_mutex_lock(&s->lock);
+		bool queued = s->coalescing;
+		pthread_mutex_unlock(&s->lock);
+		if (!queued) {
+			drain_at = 0;
+		} else if (!drain_at || now >= drain_at) {
+			if (drain_at)
+				serial_drain(s, now, &last_queued);
+			drain_at = now + DRAIN_MS;
+			pthread_mutex_lock(&s->lock);
+			bool off = !s->coalesce_wanted;
+			pthread_mutex_unlock(&s->lock);
+			if (off)   /* idle: switched off here, not in a wake-up */
+				serial_switch_coalescing(s, now, &last_queued);
 		}
 		if (flush_at && serial_now_ms() >= flush_at) {
 			pthread_mutex_lock(&s->lock);
@@ -520,7 +610,7 @@ static void *serial_thread_main(void *arg)
 			pthread_mutex_unlock(&s->lock);
 			flush_at = 0;
 		}
-		if (input_open && (fds[2].revents & (POLLIN | POLLHUP | POLLERR)) &&
+		if (input_open && (fds[3].revents & (POLLIN | POLLHUP | POLLERR)) &&
 		    !serial_take_input(s, &input_open))
 			break;
 	}
@@ -546,7 +636,7 @@ static void serial_make_terminal_raw(struct serial *s)
 
 int serial_start_input(struct serial *s, struct vmm_err *err)
 {
-	if ((s->cfg.in_fd < 0 && s->cfg.out_fd < 0) || s->thread_running)
+	if ((s->cfg.in_fd < 0 && s->cfg.out_fd < 0 && !s->cfg.thr_port) || s->thread_running)
 		return 0;
 	if (s->cfg.in_fd >= 0)
 		serial_make_terminal_raw(s);
@@ -599,10 +689,15 @@ int serial_create(struct serial **out, const struct serial_config *cfg, const st
 	s->out_regular = cfg->out_fd >= 0 && fstat(cfg->out_fd, &st) == 0 && S_ISREG(st.st_mode);
 	s->stop_fd = eventfd(0, EFD_CLOEXEC);
 	s->flush_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (s->stop_fd < 0 || s->flush_fd < 0) {
+	s->zone_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->stop_fd < 0 || s->flush_fd < 0 || s->zone_fd < 0) {
 		int e = errno;
 		if (s->stop_fd >= 0)
 			close(s->stop_fd);
+		if (s->flush_fd >= 0)
+			close(s->flush_fd);
+		if (s->zone_fd >= 0)
+			close(s->zone_fd);
 		free(s);
 		return vmm_err_sys(err, e, "eventfd for the serial port");
 	}
@@ -622,6 +717,7 @@ void serial_destroy(struct serial *s)
 	serial_stop_input(s);
 	close(s->stop_fd);
 	close(s->flush_fd);
+	close(s->zone_fd);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->rx_space);
 	free(s);

@@ -63,13 +63,13 @@ extern "C" {
 #endif
 
 /* The library's interface version. The major number is the shared
- * library's soname (libminivmm.so.2): it changes whenever a struct below
+ * library's soname (libminivmm.so.3): it changes whenever a struct below
  * changes layout or a function changes meaning. Statistics structs grow
  * without a new major (they carry their size). */
-#define MINIVMM_API_VERSION_MAJOR 2
+#define MINIVMM_API_VERSION_MAJOR 3
 #define MINIVMM_API_VERSION_MINOR 0
 
-/* "2.0 (<git describe of the build>)" */
+/* "3.0 (<git describe of the build>)" */
 MINIVMM_API const char *minivmm_version(void);
 
 enum minivmm_serial_mode {
@@ -117,6 +117,7 @@ enum minivmm_seccomp {
 #define MINIVMM_NET_MTU_MAX 65535
 #define MINIVMM_NET_QUEUE_SIZE_MAX 1024       /* and a power of two, at least 2 */
 #define MINIVMM_NET_POLL_US_MAX 1000000
+#define MINIVMM_TIMEOUT_MAX_SECS 31536000     /* timeout_secs: 365 days */
 
 /* One virtio-net device. The ranges below are what minivmm_config_validate()
  * enforces; its messages name the --net key of each field. */
@@ -222,6 +223,12 @@ struct minivmm_config {
 	 * it must take its ticks from the LAPIC (the TSC-deadline timer), as
 	 * Linux does under KVM. KERNEL gives it KVM's 8259s and ticking PIT. */
 	enum minivmm_irqchip irqchip;
+
+	/* Stop a guest that still runs timeout_secs seconds after its vCPUs
+	 * started, with MINIVMM_EXIT_TIMEOUT and the reason "guest still
+	 * running after N s (--timeout)". 1..MINIVMM_TIMEOUT_MAX_SECS;
+	 * default 0: no limit. */
+	unsigned timeout_secs;
 };
 
 struct minivmm;

@@ -89,10 +89,10 @@ struct net_queue_io {
 	void *priv;                /* the backend's state for this queue */
 	/* The engine must keep no reference to fd beyond its operations in
 	 * flight: the io_uring engine does not register it as a fixed file.
-	 * A ring drops its fixed files only when torn down, later, from a
-	 * kernel work item, and its restrictions refuse unregistering them
-	 * (net_uring_restrict): an AF_XDP socket closed by stop would outlive
-	 * close() with guest buffers on its fill ring. */
+	 * A worker unregisters its fixed files as it stops, but a kernel may
+	 * refuse, and a ring that keeps them drops them only when torn down,
+	 * later, from a kernel work item: an AF_XDP socket closed by stop
+	 * would outlive close() with guest buffers on its fill ring. */
 	bool not_fixed;
 	/* A ring that may miss a wake-up (TPACKET_V3 signals readability before
 	 * the block is marked ours): after a wake-up with nothing ready, look

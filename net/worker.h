@@ -115,8 +115,8 @@ void net_uring_describe(const struct net_worker *w, char *buf, size_t size);
 
 /* Limit a ring made with IORING_SETUP_R_DISABLED to the operations the
  * engine submits (reads and writes, plain and fixed, polls, timeouts,
- * cancel; the link and fixed-file flags; no register call once enabled) and
- * enable it. seccomp never sees what a ring does, so this is what keeps a
+ * cancel; the link and fixed-file flags; once enabled, no register call but
+ * unregistering its fixed files and buffers) and enable it. seccomp never sees what a ring does, so this is what keeps a
  * worker's ring from opening files or sockets. 0 or -errno. */
 struct io_uring;
 int net_uring_restrict(struct io_uring *ring);

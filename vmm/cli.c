@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "vmm/cli.h"
 
+#include "vmm/config.h"
 #include "vmm/cpulist.h"
 #include "vmm/net_config.h"
 #include "vmm/suggest.h"
@@ -82,6 +83,8 @@ const char cli_usage[] =
 	"  --seccomp-list       print every thread's allow-list (Markdown) and exit\n"
 	"  --boot-trace         one line per start-up phase with the milliseconds since\n"
 	"                       the VMM started, and at the stop (see docs/boot.md)\n"
+	"  --timeout SECS       stop a guest still running SECS seconds (1 to 31536000)\n"
+	"                       after it started: exit status 12\n"
 	"  --help               this text\n"
 	"  --version            print the version\n"
 	"\n"
@@ -97,11 +100,13 @@ const char cli_usage[] =
 	"  4        the guest crashed (triple fault, KVM internal error)\n"
 	"  6        the VMM failed while running\n"
 	"  8        debug-exit value out of range (the guest wrote more than 63)\n"
+	"  10       the guest panicked (it said so through the pvpanic device)\n"
+	"  12       the guest still ran when --timeout ran out\n"
 	"  128+N    stopped by signal N (SIGTERM 143, SIGINT 130)\n";
 
 enum { OPT_KERNEL, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEM, OPT_SERIAL, OPT_HELP,
        OPT_VERSION, OPT_NET, OPT_STATS, OPT_ACPI, OPT_MEM_OVERCOMMIT, OPT_DUMP_DTB,
-       OPT_CPUID_DUMP, OPT_SECCOMP, OPT_DROP_CAPS, OPT_SECCOMP_LIST, OPT_BOOT_TRACE, OPT_IRQCHIP, OPT_END };
+       OPT_CPUID_DUMP, OPT_SECCOMP, OPT_DROP_CAPS, OPT_SECCOMP_LIST, OPT_BOOT_TRACE, OPT_IRQCHIP, OPT_TIMEOUT, OPT_END };
 
 /* A value: none (--drop-caps), after '=' or as the next argument
  * (--mem 1G, --mem=1G), or only after '=' (--stats=json). */
@@ -132,6 +137,7 @@ static const struct cli_option {
 	{ "drop-caps", VALUE_NONE, OPT_DROP_CAPS },
 	{ "seccomp-list", VALUE_NONE, OPT_SECCOMP_LIST },
 	{ "boot-trace", VALUE_NONE, OPT_BOOT_TRACE },
+	{ "timeout", VALUE_REQUIRED, OPT_TIMEOUT },
 	{ "help", VALUE_NONE, OPT_HELP },
 	{ "version", VALUE_NONE, OPT_VERSION },
 };
@@ -283,6 +289,12 @@ static int cli_apply(int opt, const char *arg, struct cli_options *o, struct vmm
 		return 0;
 	case OPT_BOOT_TRACE:
 		o->vm.boot_trace = 1;
+		return 0;
+	case OPT_TIMEOUT:
+		/* 0 means "no limit" to the library, never on the command line;
+		 * the upper bound is the validator's. */
+		if (net_config_parse_number(arg, &o->vm.timeout_secs) || o->vm.timeout_secs == 0)
+			return vmm_err_set(err, EINVAL, CONFIG_TIMEOUT_MSG, arg, MINIVMM_TIMEOUT_MAX_SECS);
 		return 0;
 	case OPT_MEM_OVERCOMMIT:
 		o->vm.mem_overcommit = 1;

@@ -21,12 +21,13 @@ void coalesced_ring_attach(struct coalesced_ring *c, void *ring_page, long page_
 	c->ring = ring_page;
 }
 
-void coalesced_ring_drain(struct coalesced_ring *c)
+unsigned coalesced_ring_drain(struct coalesced_ring *c)
 {
 	struct kvm_coalesced_mmio_ring *r = c ? c->ring : NULL;
 	if (!r || __atomic_load_n(&r->first, __ATOMIC_RELAXED) ==
 		  __atomic_load_n(&r->last, __ATOMIC_ACQUIRE))
-		return;
+		return 0;
+	unsigned delivered = 0;
 	pthread_mutex_lock(&c->lock);
 	for (;;) {
 		uint32_t first = __atomic_load_n(&r->first, __ATOMIC_RELAXED);
@@ -40,7 +41,16 @@ void coalesced_ring_drain(struct coalesced_ring *c)
 		/* Release, after the device saw the write: a vCPU that finds the
 		 * ring empty without the lock knows its writes were delivered. */
 		__atomic_store_n(&r->first, (first + 1) % c->max, __ATOMIC_RELEASE);
+		delivered++;
 	}
+	pthread_mutex_unlock(&c->lock);
+	return delivered;
+}
+
+void coalesced_ring_detach(struct coalesced_ring *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->ring = NULL;
 	pthread_mutex_unlock(&c->lock);
 }
 

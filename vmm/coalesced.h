@@ -26,8 +26,12 @@ void coalesced_ring_init(struct coalesced_ring *c, struct bus *pio, struct bus *
  * page offset KVM_CHECK_EXTENSION(KVM_CAP_COALESCED_MMIO) returns). Before
  * any vCPU runs. */
 void coalesced_ring_attach(struct coalesced_ring *c, void *ring_page, long page_size);
-/* Deliver every queued write, oldest first. Cheap when the ring is empty. */
-void coalesced_ring_drain(struct coalesced_ring *c);
+/* Deliver every queued write, oldest first; returns how many. Cheap when
+ * the ring is empty. */
+unsigned coalesced_ring_drain(struct coalesced_ring *c);
+/* Forget the ring (its page goes with the vCPU's kvm_run mapping): drains
+ * deliver nothing from now on. After every thread that drains is gone. */
+void coalesced_ring_detach(struct coalesced_ring *c);
 void coalesced_ring_destroy(struct coalesced_ring *c);
 
 #endif

@@ -390,6 +390,16 @@ static int vm_check_irqchip(const struct minivmm_config *cfg, struct vmm_err *er
 	return vmm_err_set(err, EINVAL, "--irqchip: %d is not kernel or split", (int)cfg->irqchip);
 }
 
+static int vm_check_timeout(const struct minivmm_config *cfg, struct vmm_err *err)
+{
+	if (cfg->timeout_secs > MINIVMM_TIMEOUT_MAX_SECS) {
+		char text[16];
+		snprintf(text, sizeof(text), "%u", cfg->timeout_secs);
+		return vmm_err_set(err, EINVAL, CONFIG_TIMEOUT_MSG, text, MINIVMM_TIMEOUT_MAX_SECS);
+	}
+	return 0;
+}
+
 static int vm_check_kernel(const struct minivmm_config *cfg, struct vmm_err *err)
 {
 	if (!cfg->kernel_path || !*cfg->kernel_path)
@@ -401,7 +411,7 @@ static int vm_check_kernel(const struct minivmm_config *cfg, struct vmm_err *err
  * last. */
 static const vm_check_fn vm_checks[] = {
 	vm_check_ncpus, vm_check_vcpu_pins, vm_check_mem, vm_check_serial, vm_check_nets,
-	vm_check_kick_signal, vm_check_seccomp, vm_check_irqchip, vm_check_kernel,
+	vm_check_kick_signal, vm_check_seccomp, vm_check_irqchip, vm_check_timeout, vm_check_kernel,
 };
 
 int config_validate(const struct minivmm_config *cfg, struct vmm_err *err)

@@ -40,4 +40,8 @@ void config_signal_name(int sig, char *buf, size_t len);
  * validator (threads above the limit) use. */
 #define CONFIG_NET_THREADS_MSG "--net threads: '%s' is not auto, per-queue or a number from 1 to %d"
 
+/* --timeout: the same, for the CLI's parser (0, text, negative or too large
+ * for a number) and the validator (above MINIVMM_TIMEOUT_MAX_SECS). */
+#define CONFIG_TIMEOUT_MSG "--timeout: '%s' is not a number of seconds from 1 to %d"
+
 #endif

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The VM described to the device-tree builder (boot/fdt.c) from what was
  * actually created: guest RAM regions, the vCPUs, the in-kernel IOAPIC and
- * LAPIC, COM1 and the virtio-mmio transports with their windows and GSIs. */
+ * LAPIC, COM1, the virtio-mmio transports with their windows and GSIs, and
+ * the pvpanic register. */
 #include "vmm/dtb.h"
 
 #include <errno.h>
@@ -58,6 +59,7 @@ static void vm_describe(const struct minivmm *vm, struct fdt_machine *m)
 			.irq = { t->gsi, FDT_IRQ_EDGE_RISING },
 		};
 	}
+	m->pvpanic = (struct fdt_range){ MINIVMM_PVPANIC_MMIO_BASE, MINIVMM_PVPANIC_MMIO_SIZE };
 	m->bootargs = cmdline_str(&vm->cmdline);
 }
 

@@ -202,7 +202,6 @@ static const struct seccomp_rule rules[] = {
 	  .why = "kick each vCPU out of KVM_RUN when the VM stops" },
 	{ SYS(tgkill), .roles = RL_MAIN, ARGS(PID(0), ONE_OF(2, "sig", SIGTERM)),
 	  .why = "the minivmm command wakes its signal thread to end it" },
-	IOCTL(RL_MAIN, 0, "unregister ioeventfds and irqfds when the devices go", KVM_IOEVENTFD, KVM_IRQFD),
 	IOCTL(RL_MAIN | RL_SIGNALS, 0, "stdio asks whether stdout/stderr is a terminal", TCGETS),
 	{ SYS(newfstatat), .roles = RL_MAIN | RL_SIGNALS | RL_LINK, .why = "stdio buffers, fopen, opendir" },
 	{ SYS(fstat), .roles = RL_MAIN | RL_SIGNALS | RL_LINK, .why = "stdio buffers, fopen, opendir" },
@@ -229,14 +228,16 @@ static const struct seccomp_rule rules[] = {
 	IOCTL(RL_VCPU | RL_SERIAL, 0, "the UART's interrupt line", KVM_IRQ_LINE),
 	IOCTL(RL_VCPU, W_SPLIT_IRQCHIP, "the guest's IOAPIC redirection entries, as KVM's MSI routes",
 	      KVM_SET_GSI_ROUTING),
-	IOCTL(RL_VCPU, 0, "COM1's transmit register queued in KVM's coalesced ring or not, as the guest's IER and MCR writes allow",
-	      KVM_REGISTER_COALESCED_MMIO, KVM_UNREGISTER_COALESCED_MMIO),
 	IOCTL(RL_VCPU | RL_CTRL | RL_LINK, W_TAP, "guest offloads at DRIVER_OK and GUEST_OFFLOADS_SET",
 	      TUNSETOFFLOAD),
 	IOCTL(RL_MAIN | RL_VCPU | RL_CTRL | RL_LINK, W_TAP, "attach and detach tap queues (VQ_PAIRS_SET, reset)",
 	      TUNSETQUEUE),
 	{ SYS(eventfd2), .roles = RL_VCPU | RL_CTRL | RL_LINK, .when = W_NET,
 	  .why = "a worker's stop eventfd, made by the thread that starts it (VQ_PAIRS_SET restarts workers on a packet device and with threads=auto)" },
+
+	/* ---- serial: the console's transmit queue ---- */
+	IOCTL(RL_SERIAL, 0, "COM1's transmit register queued in KVM's coalesced ring or not, as the guest's IER and MCR writes allow",
+	      KVM_REGISTER_COALESCED_MMIO, KVM_UNREGISTER_COALESCED_MMIO),
 
 	/* ---- serial, control, link: waiting ---- */
 	{ SYS(poll), .roles = RL_MAIN | RL_VCPU | RL_SERIAL | RL_CTRL | RL_LINK,
@@ -262,8 +263,9 @@ static const struct seccomp_rule rules[] = {
 	  .why = "a worker makes its ring (created disabled, restricted, then enabled)" },
 	{ SYS(io_uring_register), .roles = RL_SPAWNER, .when = W_URING,
 	  ARGS(ONE_OF(1, "opcode", IORING_REGISTER_PROBE, IORING_REGISTER_FILES, IORING_REGISTER_BUFFERS,
-		      IORING_REGISTER_RESTRICTIONS, IORING_REGISTER_ENABLE_RINGS)),
-	  .why = "probe the ops, register fixed files and buffers, limit the ring to the engine's operations, enable it" },
+		      IORING_REGISTER_RESTRICTIONS, IORING_REGISTER_ENABLE_RINGS, IORING_UNREGISTER_FILES,
+		      IORING_UNREGISTER_BUFFERS)),
+	  .why = "probe the ops, register fixed files and buffers, limit the ring to the engine's operations, enable it; unregister them as it stops" },
 	{ SYS(epoll_create1), .roles = RL_SPAWNER, .when = W_EPOLL, .why = "a worker makes its epoll set" },
 	{ SYS(fcntl), .roles = RL_SPAWNER, .when = W_NET, ARGS(ONE_OF(1, "command", F_GETFL, F_SETFL)),
 	  .why = "a worker makes its backend fd non-blocking" },
@@ -278,6 +280,9 @@ static const struct seccomp_rule rules[] = {
 	/* ---- queue workers: the data path ---- */
 	{ SYS(io_uring_enter), .roles = RL_WORKER, .when = W_URING,
 	  .why = "submit and reap; the operations themselves are not seen by seccomp (see below)" },
+	{ SYS(io_uring_register), .roles = RL_WORKER, .when = W_URING,
+	  ARGS(ONE_OF(1, "opcode", IORING_UNREGISTER_FILES, IORING_UNREGISTER_BUFFERS)),
+	  .why = "a stopping worker gives its fixed files and buffers back at once (the tap queue is free when minivmm exits), not when the kernel tears the ring down later" },
 	{ SYS(epoll_wait), .roles = RL_WORKER, .when = W_EPOLL, .why = "wait for kicks and the backend" },
 	{ SYS(epoll_ctl), .roles = RL_WORKER, .when = W_EPOLL, .why = "watch the backend only while reading" },
 	{ SYS(readv), .roles = RL_WORKER, .when = W_NET,

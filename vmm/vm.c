@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,12 +95,16 @@ static int vm_machine_ioeventfd(void *opaque, uint64_t addr, unsigned len, uint6
 				bool assign)
 {
 	struct minivmm *vm = opaque;
+	if (!assign && vm->tearing_down)
+		return 0;   /* the VM fd's close frees it (vm->tearing_down) */
 	return kvm_ioeventfd(&vm->kvm, addr, len, datamatch, fd, assign);
 }
 
 static int vm_machine_irqfd(void *opaque, int fd, unsigned gsi, bool assign)
 {
 	struct minivmm *vm = opaque;
+	if (!assign && vm->tearing_down)
+		return 0;   /* the VM fd's close frees it (vm->tearing_down) */
 	return kvm_irqfd(&vm->kvm, fd, gsi, assign);
 }
 
@@ -107,6 +112,12 @@ static int vm_machine_coalesce_pio(void *opaque, uint16_t port, unsigned len, bo
 {
 	struct minivmm *vm = opaque;
 	return kvm_coalesce_pio(&vm->kvm, port, len, assign);
+}
+
+static unsigned vm_machine_drain_queued(void *opaque)
+{
+	struct minivmm *vm = opaque;
+	return coalesced_ring_drain(&vm->coalesced);
 }
 
 static void vm_machine_log(void *opaque, const char *line)
@@ -247,6 +258,16 @@ static int vm_add_pit(struct minivmm *vm, struct vmm_err *err)
 	return rc ? rc : bus_add(&vm->pio_bus, PIT_PORT_SPEAKER, 1, &speaker, err);
 }
 
+/* One register, on its ISA port (the DSDT's) and in MMIO (the device tree's). */
+static int vm_add_pvpanic(struct minivmm *vm, struct vmm_err *err)
+{
+	pvpanic_init(&vm->pvpanic, &vm->events);
+	struct bus_device dev = pvpanic_device(&vm->pvpanic);
+	int rc = bus_add(&vm->pio_bus, MINIVMM_PORT_PVPANIC, 1, &dev, err);
+	return rc ? rc : bus_add(&vm->mmio_bus, MINIVMM_PVPANIC_MMIO_BASE, MINIVMM_PVPANIC_MMIO_SIZE,
+				 &dev, err);
+}
+
 static int vm_add_legacy_devices(struct minivmm *vm, struct vmm_err *err)
 {
 	/* The interrupt controllers first: the UART's set-up may raise its line. */
@@ -274,6 +295,8 @@ static int vm_add_legacy_devices(struct minivmm *vm, struct vmm_err *err)
 	rc = bus_add(&vm->pio_bus, MINIVMM_PORT_DEBUG_EXIT, 2, &dbg, err);
 	if (rc == 0)
 		rc = bus_add(&vm->pio_bus, MINIVMM_PORT_BOOT_TIMER, 4, &timer, err);
+	if (rc == 0)
+		rc = vm_add_pvpanic(vm, err);
 	if (rc == 0 && vm->cfg.acpi) {
 		/* Hardware-reduced ACPI's sleep registers: S5 is poweroff. */
 		acpi_pm_init(&vm->acpi_pm, &vm->events, ACPI_S5_SLP_TYP);
@@ -412,7 +435,8 @@ static int vm_write_acpi(struct minivmm *vm, uint64_t *rsdp_addr, struct vmm_err
 {
 	struct acpi_config ac = { .ncpus = vm->ncpus, .ioapic_id = irqchip_ioapic_id(&vm->irqchip),
 				  .nr_virtio_mmio = vm->nr_nets,
-				  .pm_sleep_port = ACPI_PM_PORT, .no_8259 = vm->kvm.split_irqchip };
+				  .pm_sleep_port = ACPI_PM_PORT, .pvpanic_port = MINIVMM_PORT_PVPANIC,
+				  .no_8259 = vm->kvm.split_irqchip };
 	for (unsigned i = 0; i < vm->nr_nets; i++)
 		ac.virtio_mmio[i] = (struct acpi_virtio_mmio){
 			.base = MINIVMM_MMIO_BASE + i * MINIVMM_MMIO_WINDOW,
@@ -616,7 +640,8 @@ int minivmm_create(const struct minivmm_config *cfg, struct minivmm **out, char 
 	vm->events = (struct machine){ .opaque = vm, .request_stop = vm_machine_request_stop,
 				       .log = vm_machine_log, .set_irq = vm_machine_set_irq,
 				       .ioeventfd = vm_machine_ioeventfd, .irqfd = vm_machine_irqfd,
-				       .coalesce_pio = vm_machine_coalesce_pio };
+				       .coalesce_pio = vm_machine_coalesce_pio,
+				       .drain_queued = vm_machine_drain_queued };
 	coalesced_ring_init(&vm->coalesced, &vm->pio_bus, &vm->mmio_bus);
 
 	int rc;
@@ -645,11 +670,28 @@ static void vm_stop_vcpus(struct minivmm *vm)
 		vcpu_join(&vm->vcpus[i]);
 }
 
+/* Until the first stop request, or, with a time limit (timeout_secs), until
+ * it runs out, counted from now: the vCPUs have just started. */
 static void vm_wait_for_stop_request(struct minivmm *vm)
 {
+	uint64_t deadline = vm->cfg.timeout_secs ?
+		monotonic_ns() + (uint64_t)vm->cfg.timeout_secs * 1000000000ull : 0;
 	while (!vm_is_stopping(vm)) {
+		int wait_ms = -1;
+		if (deadline) {
+			uint64_t now = monotonic_ns();
+			if (now >= deadline) {
+				char reason[80];
+				snprintf(reason, sizeof(reason), "guest still running after %u s (--timeout)",
+					 vm->cfg.timeout_secs);
+				vm_request_stop(vm, MINIVMM_EXIT_TIMEOUT, reason);
+				break;
+			}
+			uint64_t left_ms = (deadline - now + 999999) / 1000000;   /* never early */
+			wait_ms = left_ms > INT_MAX ? INT_MAX : (int)left_ms;
+		}
 		struct pollfd p = { .fd = vm->stop_fd, .events = POLLIN };
-		if (poll(&p, 1, -1) < 0 && errno != EINTR) {
+		if (poll(&p, 1, wait_ms) < 0 && errno != EINTR) {
 			vm_request_stop(vm, MINIVMM_EXIT_HOST_ERROR, "poll on the stop request failed");
 			break;
 		}
@@ -768,8 +810,15 @@ void minivmm_destroy(struct minivmm *vm)
 		minivmm_stop(vm);    /* no-op if it stopped already */
 		minivmm_wait(vm);
 	}
+	vm->tearing_down = true;
 	if (vm->vcpus) {
 		vm_stop_vcpus(vm);
+		/* The serial thread drains the coalesced ring, which lives in
+		 * vCPU 0's kvm_run mapping: it stops first (vm_run stopped it
+		 * already when the VM ran). */
+		if (vm->serial)
+			serial_stop_input(vm->serial);
+		coalesced_ring_detach(&vm->coalesced);
 		for (unsigned i = 0; i < vm->ncpus; i++)
 			if (vm->vcpus[i].ctx)
 				vcpu_destroy(&vm->vcpus[i]);

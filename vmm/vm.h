@@ -12,6 +12,7 @@
 #include "devices/debug_ports.h"
 #include "devices/i8042.h"
 #include "devices/pit.h"
+#include "devices/pvpanic.h"
 #include "devices/serial.h"
 #include "devices/virtio/net.h"
 #include "boot/cmdline.h"
@@ -41,6 +42,7 @@ struct minivmm {
 	struct pit pit;             /* split irqchip only (KVM's otherwise); pit.ev set when added */
 	struct debug_ports debug_ports;
 	struct acpi_pm acpi_pm;
+	struct pvpanic pvpanic;
 	struct irqchip irqchip;    /* set before the serial port, torn down after it */
 
 	struct virtio_net *net[MINIVMM_MAX_NETS];
@@ -53,6 +55,11 @@ struct minivmm {
 	struct vcpu_context vcpu_ctx;
 	struct coalesced_ring coalesced;   /* KVM's queue of COM1 writes */
 	unsigned ncpus;
+	/* Being torn down: what KVM holds for the devices (ioeventfds,
+	 * irqfds, the coalesced zone) goes with the VM fd, all at once;
+	 * devices going away do not unregister theirs one by one, each of
+	 * which costs an SRCU grace period. Main thread only. */
+	bool tearing_down;
 
 	/* Stop protocol (async-signal-safe on the requesting side): the
 	 * first request claims stop_claimed, records status and reason,

@@ -8,7 +8,9 @@
 #
 # Debian's kernel has VIRTIO_MMIO=m and no VIRTIO_MMIO_CMDLINE_DEVICES: it
 # finds minivmm's virtio-mmio devices only through ACPI (_HID "LNRO0005" in
-# the DSDT), once virtio_mmio.ko is loaded.
+# the DSDT), once virtio_mmio.ko is loaded. pvpanic-mmio.ko (PVPANIC_MMIO=m)
+# finds minivmm's pvpanic port the same way (_HID "QEMU0001"): the pvpanic
+# case panics on purpose once it is loaded.
 #
 # Usage: build-debian-initramfs.sh OUTPUT.cpio KVER
 #   KVER  version of the kernel the modules are for (/lib/modules/KVER)
@@ -28,7 +30,7 @@ mkdir -p "$stage/modules"
 # modprobe --show-depends lists a module's dependencies first; virtio_net
 # alone pulls in virtio_ring, virtio, failover and net_failover, but not
 # virtio_mmio (the transport), so name it first.
-for m in virtio_mmio virtio_net; do
+for m in virtio_mmio virtio_net pvpanic-mmio; do
 	deps=$(modprobe -S "$kver" --show-depends "$m" 2>&1) || die "modprobe -S $kver --show-depends $m: $deps"
 	echo "$deps" | awk '$1 == "insmod" { print $2 }' |
 	while read -r path; do
@@ -43,9 +45,10 @@ for m in virtio_mmio virtio_net; do
 		echo "$name" >> "$stage/modules/order"
 	done
 done
-# On 6.1: virtio_ring virtio virtio_mmio failover net_failover virtio_net.
+# On 6.1: virtio_ring virtio virtio_mmio failover net_failover virtio_net
+# pvpanic pvpanic-mmio.
 got=$(tr '\n' ' ' < "$stage/modules/order"); got=${got% }
-case " $got" in *" virtio_mmio.ko "*" virtio_net.ko") ;; *) die "unexpected module order: $got" ;; esac
+case " $got" in *" virtio_mmio.ko "*" virtio_net.ko "*" pvpanic-mmio.ko") ;; *) die "unexpected module order: $got" ;; esac
 
 "$here/build-initramfs.sh" "$out" "$stage"
 echo "build-debian-initramfs: $out for $kver (modules: $got)" >&2

@@ -28,6 +28,16 @@ static inline uint8_t inb(uint16_t port)
 	return v;
 }
 
+static inline uint8_t mmio_read8(uintptr_t addr)
+{
+	return *(volatile uint8_t *)addr;
+}
+
+static inline void mmio_write8(uintptr_t addr, uint8_t v)
+{
+	*(volatile uint8_t *)addr = v;
+}
+
 static inline uint32_t mmio_read32(uintptr_t addr)
 {
 	return *(volatile uint32_t *)addr;

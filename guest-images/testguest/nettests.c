@@ -980,6 +980,56 @@ static __attribute__((noreturn)) void net_run(enum net_mode m)
 	tg_reset();
 }
 
+/* net-up: the device up and every queue's data path running, then a reset
+ * at once: one ARP request for `peer` on each queue, waited for until the
+ * device has taken it (a worker consumes TX only once its queue is
+ * started). Nothing is waited for from the host. resets=N: N times more,
+ * each after a device reset (Status = 0, then the same bring-up with its
+ * VQ_PAIRS_SET), before the machine's reset. */
+static void net_up_once(void)
+{
+	int r = vnet_init(&net, prm.queues, prm.offload, prm.verbose);
+	if (r)
+		tg_exit((uint32_t)r);
+	memcpy(prm.self.mac, net.mac, ETH_ALEN);
+	if (vnet_has(&net, VIRTIO_NET_F_MQ)) {
+		r = vnet_ctrl_mq(&net, prm.queues);
+		tg_printf("testguest: ctrl mq %u -> %s\n", prm.queues, r < 0 ? "no answer" : r ? "ERR" : "OK");
+		if (r)
+			tg_exit(TG_EXIT_NET_CTRL);
+	}
+	for (unsigned q = 0; q < prm.queues; q++) {
+		struct vnet_pair *p = &net.pair[q];
+		uint16_t id;
+		uint8_t *out;
+
+		vnet_rx_post_all(p);
+		out = tx_begin(p, &id);
+		if (!out) {
+			tg_printf("testguest: q%u has no TX buffer\n", q);
+			tg_exit(TG_EXIT_NET_STALL);
+		}
+		vnet_tx_put(p, id, np_arp_request(out, &prm.self, prm.peer_ip));
+		tx_wait_all(p, "bringing the device up");
+	}
+}
+
+void test_net_up(void)
+{
+	uint64_t resets = 0;
+
+	mode = NET_ECHO;        /* its parameters: no peer to resolve, no count */
+	parse_params();
+	if (cmdline_get_u64("resets", 0, &resets) < 0 || resets > 16) {
+		tg_printf("testguest: bad resets=%s (0 to 16)\n", cmdline_get("resets", ""));
+		tg_exit(TG_EXIT_BAD_CMDLINE);
+	}
+	for (uint64_t i = 0; i <= resets; i++)
+		net_up_once();
+	tg_printf("testguest: net-up queues %u, %llu device resets\n", prm.queues, (unsigned long long)resets);
+	tg_reset();
+}
+
 void test_net_echo(void)
 {
 	net_run(NET_ECHO);

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "tests.h"
 
+#include <misc/pvpanic.h>
+
 #include "cmdline.h"
 #include "delay.h"
 #include "hostile.h"
+#include "io.h"
 #include "ioapic.h"
 #include "lib.h"
+#include "minivmm_abi.h"
 #include "mptable.h"
 #include "nettests.h"
 #include "serial.h"
@@ -79,6 +83,18 @@ static void tg_print_last_words(void)
 		tg_printf("testguest: last bytes, no newline");
 }
 
+/* spin-ms=N: N ms of pause loops at CPL3, no exit at all, so whatever the
+ * guest printed last stays in KVM's queue unless the VMM drains it itself
+ * (test_boot.sh times when it arrives). */
+static void tg_spin_without_exits(void)
+{
+	uint64_t ms;
+	if (cmdline_get_u64("spin-ms", 0, &ms) == 0 && ms) {
+		delay_us(ms * 1000);
+		tg_printf("\ntestguest: spun %llu ms\n", (unsigned long long)ms);
+	}
+}
+
 static void test_exit(void)
 {
 	uint64_t code;
@@ -89,6 +105,7 @@ static void test_exit(void)
 	}
 	tg_printf("testguest: exiting with code %llu\n", (unsigned long long)code);
 	tg_print_last_words();
+	tg_spin_without_exits();
 	tg_exit((uint32_t)code);
 }
 
@@ -126,6 +143,39 @@ static void test_fault(void)
 	tg_exit(TG_EXIT_RETURNED);
 }
 
+/* The pvpanic device, as a panicking Linux uses it: read the events it
+ * handles, write one (event=N, default PVPANIC_PANICKED) to the ISA port or
+ * (via=mmio) the MMIO register, then reset as panic=N does. The VMM must
+ * keep the panic's status: the first stop wins. */
+static void test_panic(void)
+{
+	int mmio = !strcmp(cmdline_get("via", "port"), "mmio");
+	uint64_t event;
+
+	if (cmdline_get_u64("event", PVPANIC_PANICKED, &event) < 0 || event > 0xff) {
+		tg_printf("testguest: test=panic: event=N takes 0 to 255\n");
+		tg_exit(TG_EXIT_BAD_CMDLINE);
+	}
+	uint8_t events = mmio ? mmio_read8(MINIVMM_PVPANIC_MMIO_BASE) : inb(MINIVMM_PORT_PVPANIC);
+
+	tg_printf("testguest: pvpanic via %s offers 0x%x, writing 0x%x\n", mmio ? "mmio" : "port",
+		  events, (unsigned)event);
+	tg_print_last_words();
+	if (mmio)
+		mmio_write8(MINIVMM_PVPANIC_MMIO_BASE, (uint8_t)event);
+	else
+		outb(MINIVMM_PORT_PVPANIC, (uint8_t)event);
+	tg_reset();
+}
+
+/* Never ends by itself: for the VMM's --timeout. */
+static void test_spin(void)
+{
+	tg_printf("testguest: spinning until the VMM stops me\n");
+	for (;;)
+		cpu_pause();
+}
+
 static uint64_t median3(uint64_t (*measure)(void))
 {
 	uint64_t a = measure(), b = measure(), c = measure(), t;
@@ -158,10 +208,13 @@ static const struct tg_test tests[] = {
 	{ "triple-fault", test_triple_fault, "empty IDT + #UD: shutdown" },
 	{ "fault", test_fault, "ud2 at CPL3: exception report" },
 	{ "pit", test_pit, "TSC rate against PIT channels 0 and 2, and from CPUID" },
+	{ "panic", test_panic, "pvpanic: write event=N via=port|mmio, then reset" },
+	{ "spin", test_spin, "spin at CPL3 forever" },
 	{ "net-echo", test_net_echo, "virtio-net: echo UDP, answer ARP/ping" },
 	{ "net-gen", test_net_gen, "virtio-net: send numbered UDP datagrams" },
 	{ "net-sink", test_net_sink, "virtio-net: count numbered UDP datagrams" },
 	{ "net-duplex", test_net_duplex, "virtio-net: net-gen and net-sink at once on every queue" },
+	{ "net-up", test_net_up, "virtio-net: bring every queue up, one frame each, reset" },
 	{ "net-hostile", test_net_hostile, "virtio-net: break the rules (kind=K), expect NEEDS_RESET, recover" },
 };
 

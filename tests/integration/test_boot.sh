@@ -155,3 +155,43 @@ t_sigterm_stops_cleanly() {
 	wait
 	expect_rc 143 "$out" && expect_line "stopped by signal 15" "$out"
 }
+
+# Console bytes reach the host within milliseconds whatever the guest does
+# next. After 256 quiet transmits KVM queues COM1's writes in its coalesced
+# ring; a guest that prints and then polls memory makes no exit that would
+# deliver them, so minivmm's serial thread drains the ring every few ms.
+# The guest prints 300 lines (the queue is on), a marker without a newline
+# (the deferred flush), then spins SPIN ms without an exit and says so:
+# the marker must reach minivmm's stdout about SPIN ms before "spun" does
+# (allowed: 100 ms late, for a loaded machine; the bound is DRAIN_MS +
+# FLUSH_DELAY_MS = 9 ms).
+t_console_reaches_the_host_while_the_guest_polls() {
+	local spin=2000 msg
+	msg=$(timeout -k 5 60 python3 - "$MINIVMM" "$TESTGUEST" "$spin" 2>&1 <<'PY'
+import os, subprocess, sys, time
+vmm, guest, spin = sys.argv[1], sys.argv[2], int(sys.argv[3])
+p = subprocess.Popen([vmm, '--kernel', guest, '--cmdline',
+                      f'test=exit code=0 lines=300 partial=1 spin-ms={spin}'],
+                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+buf, t_marker, t_spun = b'', None, None
+while True:
+    chunk = os.read(p.stdout.fileno(), 65536)
+    if not chunk:
+        break
+    now = time.monotonic()
+    buf += chunk
+    if t_marker is None and b'last bytes, no newline' in buf:
+        t_marker = now
+    if t_spun is None and b'testguest: spun' in buf:
+        t_spun = now
+rc = p.wait()
+if rc != 0:
+    sys.exit(f'exit status {rc}: {buf[-400:]!r}')
+if t_marker is None or t_spun is None:
+    sys.exit(f'marker or spun line missing: {buf[-400:]!r}')
+late = spin - (t_spun - t_marker) * 1000
+print(f'marker arrived {(t_spun - t_marker) * 1000:.0f} ms before "spun" ({late:.0f} ms late)')
+sys.exit(0 if late <= 100 else 1)
+PY
+	) || { fail "the console held bytes back while the guest polled: $msg"; return 1; }
+}

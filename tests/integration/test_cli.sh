@@ -108,7 +108,22 @@ t_cli_exit_status_of_debug_exit_values() {
 	done
 	run_vm "$out" --help
 	expect_line "^  8 +debug-exit value out of range" "$out" &&
+		expect_line "^  10 +the guest panicked" "$out" &&
+		expect_line "^  12 +the guest still ran when --timeout ran out" "$out" &&
 		expect_line "^  128\+N +stopped by signal N" "$out"
+}
+
+# --timeout takes whole seconds from 1 to 31536000: anything else is one
+# line and status 2, before anything runs.
+t_cli_refuses_bad_timeouts() {
+	local v re
+	for v in 0 -1 +5 1.5 2s abc "" 31536001 4294967296 99999999999999999999; do
+		re=$(printf '%s' "$v" | sed 's/[.+]/\\&/g')
+		cli_refuses "^minivmm: --timeout: '$re' is not a number of seconds from 1 to 31536000 \(see minivmm --help\)$" \
+			--kernel "$TESTGUEST" --timeout "$v" || return 1
+	done
+	cli_refuses "--timeout needs a value" --kernel "$TESTGUEST" --timeout || return 1
+	cli_refuses "--timeout given twice \('1' and '2'\)" --kernel "$TESTGUEST" --timeout 1 --timeout 2
 }
 
 # Every long option of --help and every --net key is in the man page, and

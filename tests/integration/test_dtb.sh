@@ -79,6 +79,9 @@ t_dtb_dump_decompiles_and_shows_the_machine() {
 		expect_prop "$props" "/virtio_mmio@$base" "interrupts = <0x0$((5 + k)) 0x03>;" || return 1
 	done
 	[ "$(grep -c 'compatible = "virtio,mmio"' "$props")" = 2 ] || { fail "not exactly 2 virtio-mmio nodes"; return 1; }
+	# The pvpanic register, after the last possible virtio-mmio window.
+	expect_prop "$props" /pvpanic-mmio@d0008000 'compatible = "qemu,pvpanic-mmio";' || return 1
+	expect_prop "$props" /pvpanic-mmio@d0008000 'reg = <0x00 0xd0008000 0x00 0x02>;' || return 1
 	# The taps were minivmm's own: gone with it.
 	ip -n "$NS" link show d0 > /dev/null 2>&1 && { fail "tap d0 outlived --dump-dtb"; return 1; }
 	return 0

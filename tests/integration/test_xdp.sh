@@ -516,6 +516,30 @@ t_xdp_bad_setups_refused() {
 	xdp_refuses "^minivmm: .*'v0' is down \(ip link set v0 up\)$" -- --net xdp=v0
 }
 
+# Each minivmm started on v0 the moment the previous one exited comes up:
+# the XDP program and the queues' sockets of the last one are gone or going
+# (a socket's queue stays taken until the kernel's deferred release of its
+# buffer pool has run, which the next bind waits for). Both engines, one
+# queue and four (the three not in use get drain sockets).
+t_xdp_restart_on_the_same_interface() {
+	xdp_ns 4 || return 1
+	local engine queues i out="$TMP_ROOT/xdp-restart.out"
+	for engine in uring epoll; do
+		for queues in 1 4; do
+			for ((i = 1; i <= 5; i++)); do
+				ip netns exec "$NS" timeout -k 5 30 "$MINIVMM" --kernel "$TESTGUEST" --cpus "$queues" \
+					--net "xdp=v0,queues=$queues,engine=$engine" --cmdline "test=net-up queues=$queues" \
+					< /dev/null > "$out" 2>&1
+				rc=$?
+				[ $rc = 0 ] && grep -q "^testguest: net-up queues $queues, 0 device resets$" "$out" ||
+					{ fail "$engine, queues=$queues: run $i, started right after run $((i - 1)) exited, exit status $rc: $(tail -c 400 "$out" | tr '\n' '|')"; return 1; }
+			done
+		done
+	done
+	! ip -n "$NS" link show v0 | grep -q " xdp" ||
+		{ fail "the XDP program outlived the last minivmm: $(ip -n "$NS" link show v0 | tr '\n' ' ')"; return 1; }
+}
+
 # A minivmm killed without a chance to clean up leaves nothing behind: the
 # XDP program is held by a BPF link that goes with the process.
 t_xdp_kill_leaves_no_program_behind() {

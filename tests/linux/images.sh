@@ -38,11 +38,11 @@ li_inner_initrd() {
 	"$repo/guest-images/linux/build-initramfs.sh" --net-tools "$1" 2>"$logs/initramfs-build.log"
 }
 
-# li_debian CASES: deb_kernel and deb_initrd for debian-acpi when CASES has it,
-# else nothing; deb_err says why not.
+# li_debian CASES: deb_kernel and deb_initrd for debian-acpi and pvpanic when
+# CASES has either, else nothing; deb_err says why not.
 li_debian() {
 	deb_kernel="" deb_initrd="" deb_err=""
-	case " $1 " in *" debian-acpi "*) ;; *) return 0 ;; esac
+	case " $1 " in *" debian-acpi "*|*" pvpanic "*) ;; *) return 0 ;; esac
 	local kver=${LINUX_TEST_DEBIAN_KVER:-}
 	if [ -z "$kver" ]; then
 		kver=$(for k in /boot/vmlinuz-*; do

@@ -6,7 +6,10 @@
 # virtio_net driver over a tap (ethtool -L, ping, iperf3 on every queue pair)
 # and check minivmm's --stats=json. debian-acpi boots Debian's own generic
 # kernel, which finds the virtio-mmio device through minivmm's ACPI tables,
-# pings over it and powers off through the ACPI S5 sleep register.
+# pings over it and powers off through the ACPI S5 sleep register. pvpanic
+# boots that kernel too, loads its pvpanic driver (bound through minivmm's
+# DSDT) and panics on purpose (its init exits): the panic's pvpanic report,
+# not the reset panic=1 makes after it, must end minivmm (status 10).
 #
 # On a host with VMX/SVM, minivmm runs the inner guest directly. Otherwise
 # (e.g. a PVM /dev/kvm, where guest kernel code is emulated ~5000x slower) it
@@ -34,7 +37,7 @@ build=${BUILD:-build}
 case "$build" in /*) ;; *) build=$repo/$build ;; esac
 work=$build/linux
 logs=$build/linux-logs
-all_cases="bzimage pvh net-bzimage-q1 net-bzimage-q2 net-pvh-q2 net-q2-threads1 net-acpi-nopci-q1 acpi-nopci-hint debian-acpi"
+all_cases="bzimage pvh net-bzimage-q1 net-bzimage-q2 net-pvh-q2 net-q2-threads1 net-acpi-nopci-q1 acpi-nopci-hint pvpanic debian-acpi"
 cases=${LINUX_TEST_CASES:-$all_cases}
 limit=${LINUX_TEST_TIMEOUT:-180}
 mkdir -p "$work" "$logs"
@@ -87,7 +90,7 @@ li_inner_initrd "$inner_initrd" || fail_all "inner initramfs build failed" "$log
 # --- inner kernel variants (net-acpi-nopci-*: ACPI=y, PCI=n) ---
 li_inner_variants "$cases" || fail_all "$kvariants_err" "-"
 
-# --- Debian's kernel and its initramfs (debian-acpi) ---
+# --- Debian's kernel and its initramfs (debian-acpi, pvpanic) ---
 li_debian "$cases"
 
 # --- static minivmm ---
@@ -163,7 +166,7 @@ result_line() {
 # debian-acpi: Debian's vmlinuz has none and is relocated at boot).
 inner_vmlinux() {
 	case "$1" in
-	debian-acpi) ;;
+	debian-acpi|pvpanic) ;;
 	*acpi-nopci*) for v in $kvariants; do [ "${v%%=*}" = acpi-nopci ] && echo "${v#*=}/vmlinux"; done ;;
 	*) echo "$kdir/vmlinux" ;;
 	esac
@@ -232,6 +235,19 @@ check_case() {
 			reason="minivmm exit=$vexit, want 0 (the guest resets after its init ends)"
 		fi
 		result="minivmm told why: $(grep -m 1 -o 'minivmm: virtio-mmio device at .*' "$clean" | cut -c1-120)..."
+	elif [ -z "$reason" ] && [ "$c" = pvpanic ]; then
+		# No init, so no result line: what counts is that the kernel
+		# panicked and minivmm stopped with the panic's status, not with
+		# the 0 of the reset panic=1 makes a second later.
+		if ! grep -q 'Kernel panic - not syncing' "$clean"; then
+			reason="the inner kernel did not panic (no 'Kernel panic - not syncing' line), minivmm exit=$vexit"
+		elif [ "$vexit" != 10 ]; then
+			reason="the inner kernel panicked but minivmm exit=$vexit, want 10 (its pvpanic report)"
+			[ "$vexit" != 0 ] || reason="$reason: the panic=1 reset ended it, no pvpanic report reached minivmm (the kernel's CONFIG_PVPANIC_MMIO, the DSDT's QEMU0001 device, minivmm's port 0x505)"
+		elif ! grep -q 'minivmm: guest panicked (pvpanic) (exit status 10)' "$clean"; then
+			reason="minivmm exit=10 but not its line 'minivmm: guest panicked (pvpanic) (exit status 10)'"
+		fi
+		result="$(grep -m 1 -o 'Kernel panic - not syncing.*' "$clean" | cut -c1-100) -> $(grep -m 1 -o 'minivmm: guest panicked.*' "$clean")"
 	elif [ -z "$reason" ]; then
 		case "$result" in
 		"MINIVMM-RESULT: PASS "*"token=$token-$c "*)
@@ -313,10 +329,17 @@ if [ "$mode" = direct ]; then
 		acpi-nopci-hint)
 			for v in $kvariants; do [ "${v%%=*}" = acpi-nopci ] && kernel=${v#*=}/bzImage; done
 			q=1 net="tap=mtap0" ;;
+		pvpanic)
+			kernel=$deb_kernel ;;
 		*) fail "$c" "unknown case" "-"; continue ;;
 		esac
 		cmd="console=ttyS0 reboot=k panic=-1 minivmm.test=$token-$c minivmm.cpus=2"
 		args=(--kernel "$kernel" --initrd "$inner_initrd" --cpus 2 --mem 256M)
+		# The same as outer-init's pvpanic: the driver, a panic, then panic=1's reset.
+		if [ "$c" = pvpanic ]; then
+			cmd="console=ttyS0 reboot=k panic=1 minivmm.test=$token-$c minivmm.panic=1"
+			args=(--kernel "$kernel" --initrd "$deb_initrd" --cpus 2 --mem 512M)
+		fi
 		if [ "$c" = debian-acpi ]; then
 			# The same as outer-init's debian-acpi: no reboot=k, poweroff at the end.
 			cmd="console=ttyS0 panic=-1 minivmm.test=$token-$c minivmm.cpus=2 minivmm.checks=cmdline,cpus,acpi,ping minivmm.queues=2 minivmm.halt=poweroff minivmm.watchdog=60"
@@ -391,14 +414,20 @@ run_nested_case() {
 	secs=$(( $(date +%s) - t0 ))
 }
 
-# No result at all from the inner guest: under QEMU TCG's SVM emulation an
+# no_result LOG CASE: no result at all from the inner guest, i.e. no
+# MINIVMM-RESULT line (for pvpanic, which panics instead, no panic;
+# acpi-nopci-hint prints none and is never re-run). Under QEMU TCG's SVM emulation an
 # inner guest now and then triple-faults or stalls early, and the outer guest
 # itself sometimes dies, with QEMU microvm as the inner VMM too
 # (docs/linux-guests.md). Such a case is run once more and the first
 # attempt is reported, not hidden; a FAIL line from the inner guest is never
 # re-run, and a second attempt without a result fails the case.
 no_result() {
-	! tr -d '\r' < "$1" | grep -q 'MINIVMM-RESULT:'
+	case "$2" in
+	acpi-nopci-hint) return 1 ;;
+	pvpanic) ! tr -d '\r' < "$1" | grep -q 'Kernel panic - not syncing' ;;
+	*) ! tr -d '\r' < "$1" | grep -q 'MINIVMM-RESULT:' ;;
+	esac
 }
 
 first_failure() {
@@ -413,9 +442,9 @@ failure_kind() {
 
 for c in $cases; do
 	log=$logs/$c.log
-	if [ "$c" = debian-acpi ] && [ -z "$deb_kernel" ]; then fail "$c" "$deb_err" "-"; continue; fi
+	case "$c" in debian-acpi|pvpanic) [ -n "$deb_kernel" ] || { fail "$c" "$deb_err" "-"; continue; } ;; esac
 	run_nested_case "$c" "$log"
-	if [ "$c" != acpi-nopci-hint ] && no_result "$log"; then   # that case prints none
+	if no_result "$log" "$c"; then
 		mv "$log" "$log.attempt1"
 		diag "$c: no result from the inner guest ($(first_failure "$log.attempt1")); log: $log.attempt1; running it once more"
 		reruns+=("$c ($(failure_kind "$log.attempt1"))")

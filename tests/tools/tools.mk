@@ -28,4 +28,13 @@ $(THREADCPU): $(TOOLS_DIR)/threadcpu.c
 	@mkdir -p $(@D)
 	$(CC) $(NETPEER_CFLAGS) $(HOST_LDFLAGS) -o $@ $<
 
-TEST_TOOLS   := $(NETPEER) $(THREADCPU)
+# An LD_PRELOAD shim that logs minivmm's KVM_IOEVENTFD and KVM_IRQFD calls
+# (test_net.sh: a reset and a stop deassign nothing). Never sanitized: it
+# is preloaded into the sanitized builds too.
+KVM_FD_LOG   := $(BUILD)/tools/kvm_fd_log.so
+
+$(KVM_FD_LOG): $(TOOLS_DIR)/kvm_fd_log.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -Wall -Wextra $(WERROR_FLAG) -O2 $(CPPFLAGS) $(CFLAGS) -fPIC -shared $(LDFLAGS) -o $@ $< -ldl
+
+TEST_TOOLS   := $(NETPEER) $(THREADCPU) $(if $(STATIC),,$(KVM_FD_LOG))

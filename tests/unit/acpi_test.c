@@ -31,11 +31,12 @@ static uint8_t sum_bytes(const uint8_t *p, size_t len)
 	return sum;
 }
 
-/* ncpus CPUs and ndev virtio-mmio windows laid out as minivmm does. */
+/* ncpus CPUs, ndev virtio-mmio windows and the pvpanic port laid out as
+ * minivmm does. */
 static struct acpi_config config(unsigned ncpus, unsigned ndev)
 {
 	struct acpi_config c = { .ncpus = ncpus, .ioapic_id = ioapic_id_for_cpus(ncpus), .nr_virtio_mmio = ndev,
-				 .pm_sleep_port = ACPI_PM_PORT };
+				 .pm_sleep_port = ACPI_PM_PORT, .pvpanic_port = MINIVMM_PORT_PVPANIC };
 	for (unsigned k = 0; k < ndev; k++)
 		c.virtio_mmio[k] = (struct acpi_virtio_mmio){
 			.base = MINIVMM_MMIO_BASE + k * MINIVMM_MMIO_WINDOW,
@@ -285,6 +286,9 @@ Test(acpi, rejects_configs_it_cannot_describe)
 	c = config(1, 0);
 	c.pm_sleep_port = 0;
 	expect_rejected(c, "port 0");
+	c = config(1, 0);
+	c.pvpanic_port = ACPI_PM_PORT + 1;
+	expect_rejected(c, "pvpanic on the sleep status register");
 }
 
 Test(acpi, fails_when_the_area_is_not_ram)
@@ -402,10 +406,11 @@ static char *device_block(const char *dsl, const char *name)
 	return strndup(start, len);
 }
 
-static void check_dsdt(unsigned ndev)
+static void check_dsdt(unsigned ndev, uint16_t pvpanic_port)
 {
 	struct tables t;
 	struct acpi_config cfg = config(2, ndev);
+	cfg.pvpanic_port = pvpanic_port;
 	build(&t, &cfg);
 	char *dsl = disassemble(t.dsdt, "dsdt");
 	cr_expect_eq(count(dsl, "Name (_S5, Package (0x04) { 0x05, 0x05, Zero, Zero })"), 1,
@@ -438,23 +443,41 @@ static void check_dsdt(unsigned ndev)
 		cr_expect_neq(strstr(dev, want), NULL, "%s: want %s", dev, want);
 		free(dev);
 	}
+
+	/* QEMU's pvpanic, as QEMU describes it: what Linux's pvpanic-mmio
+	 * driver matches. */
+	cr_expect_eq(count(dsl, "\"QEMU0001\""), pvpanic_port ? 1 : 0, "%s", dsl);
+	if (pvpanic_port) {
+		char *pevt = device_block(dsl, "PEVT");
+		char want[80];
+		snprintf(want, sizeof(want), "IO (Decode16, 0x%04X, 0x%04X, 0x01, 0x01, )", pvpanic_port,
+			 pvpanic_port);
+		cr_expect_neq(strstr(pevt, "Name (_HID, \"QEMU0001\")"), NULL, "%s", pevt);
+		cr_expect_neq(strstr(pevt, want), NULL, "%s: want %s", pevt, want);
+		free(pevt);
+	}
 	free(dsl);
 	guest_mem_destroy(&t.mem);
 }
 
 Test(acpi_iasl, dsdt_without_devices)
 {
-	check_dsdt(0);
+	check_dsdt(0, MINIVMM_PORT_PVPANIC);
 }
 
 Test(acpi_iasl, dsdt_with_one_device)
 {
-	check_dsdt(1);
+	check_dsdt(1, MINIVMM_PORT_PVPANIC);
 }
 
 Test(acpi_iasl, dsdt_with_eight_devices)
 {
-	check_dsdt(ACPI_MAX_VIRTIO_MMIO);
+	check_dsdt(ACPI_MAX_VIRTIO_MMIO, MINIVMM_PORT_PVPANIC);
+}
+
+Test(acpi_iasl, dsdt_without_pvpanic)
+{
+	check_dsdt(1, 0);
 }
 
 Test(acpi_iasl, fadt_decodes_hardware_reduced_and_sleep_registers)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "vmm/cli.h"
@@ -213,6 +214,7 @@ Test(cli, single_valued_options_given_twice_are_refused)
 		{ "--serial", "none", "stdio", "--serial given twice" },
 		{ "--acpi", "on", "off", "--acpi given twice" },
 		{ "--irqchip", "split", "kernel", "--irqchip given twice" },
+		{ "--timeout", "1", "2", "--timeout given twice ('1' and '2')" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct cli_options o;
@@ -356,6 +358,28 @@ Test(cli, irqchip_split_by_default_or_kernel)
 	cr_assert_eq(o.vm.irqchip, MINIVMM_IRQCHIP_KERNEL);
 	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "--irqchip=off"), 0);
 	cr_assert_str_eq(e.msg, "--irqchip: 'off' is not kernel or split");
+}
+
+Test(cli, timeout_takes_whole_seconds_from_1_to_a_year)
+{
+	struct cli_options o;
+	struct vmm_err e = { 0 };
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k"), 0);
+	cr_assert_eq(o.vm.timeout_secs, 0, "no limit by default");
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--timeout", "1"), 0);
+	cr_assert_eq(o.vm.timeout_secs, 1);
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--timeout=31536000"), 0);
+	cr_assert_eq(o.vm.timeout_secs, MINIVMM_TIMEOUT_MAX_SECS);
+	static const char *const bad[] = { "0", "-1", "+5", " 5", "1.5", "1s", "abc", "",
+					   "31536001", "4294967296", "99999999999999999999" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char want[96];
+		snprintf(want, sizeof(want), "--timeout: '%s' is not a number of seconds from 1 to 31536000",
+			 bad[i]);
+		cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "--timeout", (char *)bad[i]), 0, "'%s' accepted",
+			     bad[i]);
+		cr_expect_str_eq(e.msg, want);
+	}
 }
 
 /* Found by the cli fuzzer: an argument holding a newline made a two-line

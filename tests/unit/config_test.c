@@ -227,6 +227,19 @@ Test(config, irqchip_is_kernel_or_split)
 	expect_refused(&cfg, "--irqchip: 2 is not kernel or split");
 }
 
+Test(config, timeout_is_none_or_up_to_a_year)
+{
+	struct minivmm_config cfg = valid_config();
+	char msg[256] = "";
+	cr_assert_eq(cfg.timeout_secs, 0, "minivmm_config_init: no limit");
+	cfg.timeout_secs = MINIVMM_TIMEOUT_MAX_SECS;
+	cr_assert_eq(minivmm_config_validate(&cfg, msg, sizeof(msg)), 0, "%s", msg);
+	cfg.timeout_secs = MINIVMM_TIMEOUT_MAX_SECS + 1;
+	expect_refused(&cfg, "--timeout: '31536001' is not a number of seconds from 1 to 31536000");
+	cfg.timeout_secs = 0xffffffffu;
+	expect_refused(&cfg, "--timeout: '4294967295' is not a number of seconds from 1 to 31536000");
+}
+
 Test(config, a_small_errbuf_gets_a_truncated_line)
 {
 	struct minivmm_config cfg = valid_config();

@@ -54,6 +54,7 @@ static void make_machine(struct fdt_machine *m, unsigned ncpus, uint64_t mem, un
 		m->virtio_mmio[k] = (struct fdt_virtio_mmio){
 			.base = MINIVMM_MMIO_BASE + k * MINIVMM_MMIO_WINDOW, .size = MINIVMM_MMIO_WINDOW,
 			.irq = { MINIVMM_VIRTIO_IRQ_BASE + k, FDT_IRQ_EDGE_RISING } };
+	m->pvpanic = (struct fdt_range){ MINIVMM_PVPANIC_MMIO_BASE, MINIVMM_PVPANIC_MMIO_SIZE };
 	m->bootargs = bootargs;
 }
 
@@ -154,7 +155,8 @@ static void check_root(const void *fdt, const struct fdt_machine *m)
 	cr_expect_str_eq(fdt_get_name(fdt, intc, NULL), "interrupt-controller@fec00000");
 	cr_expect_eq(count_props(fdt, root), 5);
 	/* chosen, memory, cpus, IOAPIC, LAPIC, isa, then the devices. */
-	cr_expect_eq(count_subnodes(fdt, root), 1 + (int)m->nr_mem + 1 + 2 + 1 + (int)m->nr_virtio_mmio);
+	cr_expect_eq(count_subnodes(fdt, root),
+		     1 + (int)m->nr_mem + 1 + 2 + 1 + (int)m->nr_virtio_mmio + (m->pvpanic.size ? 1 : 0));
 }
 
 static void check_reservations(const void *fdt, const struct fdt_machine *m)
@@ -268,6 +270,24 @@ static void check_virtio(const void *fdt, const struct fdt_machine *m)
 	cr_expect_lt(fdt_node_offset_by_compatible(fdt, off, "virtio,mmio"), 0, "no extra devices");
 }
 
+/* QEMU's pvpanic-mmio binding: a root node with compatible and reg only. */
+static void check_pvpanic(const void *fdt, const struct fdt_machine *m)
+{
+	int off = fdt_node_offset_by_compatible(fdt, -1, "qemu,pvpanic-mmio");
+	if (!m->pvpanic.size) {
+		cr_expect_lt(off, 0, "no pvpanic node without the device");
+		return;
+	}
+	cr_assert_geq(off, 0, "no pvpanic node");
+	char name[40];
+	snprintf(name, sizeof(name), "pvpanic-mmio@%llx", (unsigned long long)m->pvpanic.base);
+	cr_expect_str_eq(fdt_get_name(fdt, off, NULL), name);
+	cr_expect_eq(fdt_parent_offset(fdt, off), 0, "%s is a child of the root", name);
+	expect_reg64(fdt, off, m->pvpanic.base, m->pvpanic.size);
+	cr_expect_eq(count_props(fdt, off), 2);
+	cr_expect_lt(fdt_node_offset_by_compatible(fdt, off, "qemu,pvpanic-mmio"), 0, "one pvpanic node");
+}
+
 static void check_machine(unsigned ncpus, uint64_t mem, unsigned nvirtio, unsigned want_regions)
 {
 	struct fdt_machine m;
@@ -283,6 +303,7 @@ static void check_machine(unsigned ncpus, uint64_t mem, unsigned nvirtio, unsign
 	check_apics(fdt);
 	check_uart_io(fdt);
 	check_virtio(fdt, &m);
+	check_pvpanic(fdt, &m);
 	free(fdt);
 }
 
@@ -400,12 +421,25 @@ Test(fdt, largest_machine_fits_the_pvh_slot)
 		m.virtio_mmio[k] = (struct fdt_virtio_mmio){
 			.base = MINIVMM_MMIO_BASE + k * MINIVMM_MMIO_WINDOW, .size = MINIVMM_MMIO_WINDOW,
 			.irq = { k % 24, FDT_IRQ_EDGE_RISING } };
+	m.pvpanic.base = MINIVMM_MMIO_BASE + FDT_MAX_VIRTIO_MMIO * MINIVMM_MMIO_WINDOW;   /* after them */
 	for (unsigned i = m.nr_reserved; i < FDT_MAX_RESERVED; i++)
 		m.reserved[m.nr_reserved++] = (struct fdt_range){ 0x10000 * (i + 1), 0x1000 };
 	void *fdt = build(&m);
 	cr_expect_leq(fdt_totalsize(fdt), BOOT_FDT_MAX);
 	check_cpus(fdt, &m);
 	check_virtio(fdt, &m);
+	check_pvpanic(fdt, &m);
+	free(fdt);
+}
+
+Test(fdt, no_pvpanic_means_no_pvpanic_node)
+{
+	struct fdt_machine m;
+	make_machine(&m, 1, 64 * MiB, 1, NULL);
+	m.pvpanic.size = 0;
+	void *fdt = build(&m);
+	check_root(fdt, &m);
+	check_pvpanic(fdt, &m);
 	free(fdt);
 }
 
@@ -480,6 +514,19 @@ Test(fdt, refuses_overlapping_virtio_windows)
 	m.virtio_mmio[2].base = m.virtio_mmio[0].base;
 	expect_refused(&m, BUF_SIZE, EINVAL,
 		       "device tree: virtio-mmio window 2 at 0xd0000000 overlaps virtio-mmio window 0 at 0xd0000000");
+}
+
+Test(fdt, refuses_a_pvpanic_register_in_a_virtio_window_or_wrapping)
+{
+	struct fdt_machine m;
+	make_machine(&m, 1, 64 * MiB, 2, NULL);
+	m.pvpanic.base = m.virtio_mmio[1].base + 0x10;
+	expect_refused(&m, BUF_SIZE, EINVAL,
+		       "device tree: pvpanic register at 0xd0001010 overlaps virtio-mmio window 1 at 0xd0001000");
+	make_machine(&m, 1, 64 * MiB, 0, NULL);
+	m.pvpanic.base = UINT64_MAX;
+	expect_refused(&m, BUF_SIZE, EINVAL,
+		       "device tree: pvpanic register at 0xffffffffffffffff (+0x2) wraps");
 }
 
 Test(fdt, refuses_too_many_virtio_devices)

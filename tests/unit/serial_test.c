@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <time.h>
 
 #include "devices/serial.h"
 
@@ -403,27 +404,39 @@ Test(serial, what_is_left_goes_out_when_the_vm_stops)
 
 /* ---- queued transmits (machine_coalesce_pio) ---------------------------
  * KVM may queue THR writes only while nothing the guest can see depends on
- * each: no THR-empty interrupt, no loopback. */
+ * each: no THR-empty interrupt, no loopback. The serial thread switches the
+ * queue (each switch waits for a grace period, which a vCPU must not) and
+ * drains it every few milliseconds, so the fake machine below is called
+ * from that thread: its fields are read and written atomically. */
 
 struct coal_uart {
 	struct serial *s;
 	struct bus_device dev;
 	struct machine ev;
-	int calls;
+	int calls;      /* coalesce_pio calls */
 	bool on;
 	uint16_t port;
-	int answer;   /* what the machine says: 0 or -EOPNOTSUPP */
+	int answer;     /* what the machine says: 0 or -EOPNOTSUPP */
+	int drains;     /* drain_queued calls */
+	int pending;    /* bytes "queued" for the next drain */
 };
 
 static int record_coalesce(void *o, uint16_t port, unsigned len, bool assign)
 {
 	struct coal_uart *u = o;
 	cr_assert_eq(len, 1u, "only the transmit register");
-	u->calls++;
-	u->port = port;
+	__atomic_store_n(&u->port, port, __ATOMIC_SEQ_CST);
 	if (u->answer == 0)
-		u->on = assign;
+		__atomic_store_n(&u->on, assign, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&u->calls, 1, __ATOMIC_SEQ_CST);
 	return u->answer;
+}
+
+static unsigned record_drain(void *o)
+{
+	struct coal_uart *u = o;
+	__atomic_add_fetch(&u->drains, 1, __ATOMIC_SEQ_CST);
+	return (unsigned)__atomic_exchange_n(&u->pending, 0, __ATOMIC_SEQ_CST);
 }
 
 static int ignore_irq(void *o, unsigned gsi, int level) { (void)o; (void)gsi; (void)level; return 0; }
@@ -433,9 +446,11 @@ static void coal_open(struct coal_uart *u, int answer, uint16_t thr_port)
 	memset(u, 0, sizeof(*u));
 	u->answer = answer;
 	u->ev = (struct machine){ .opaque = u, .request_stop = no_stop, .log = no_log,
-				  .set_irq = ignore_irq, .coalesce_pio = record_coalesce };
+				  .set_irq = ignore_irq, .coalesce_pio = record_coalesce,
+				  .drain_queued = record_drain };
 	struct serial_config cfg = { .in_fd = -1, .out_fd = -1, .gsi = 4, .thr_port = thr_port };
 	cr_assert_eq(serial_create(&u->s, &cfg, &u->ev, NULL), 0);
+	cr_assert_eq(serial_start_input(u->s, NULL), 0, "the serial thread switches and drains the queue");
 	u->dev = serial_bus_device(u->s);
 }
 
@@ -450,21 +465,46 @@ static void coal_print(struct coal_uart *u, int n)
 		coal_wr(u, 0, 'a');
 }
 
+static bool coal_on(struct coal_uart *u) { return __atomic_load_n(&u->on, __ATOMIC_SEQ_CST); }
+static int coal_calls(struct coal_uart *u) { return __atomic_load_n(&u->calls, __ATOMIC_SEQ_CST); }
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* The serial thread has made the switch: within a second (it is asked at
+ * once; the wait is for a loaded machine). */
+static bool coal_becomes(struct coal_uart *u, bool on)
+{
+	for (int i = 0; i < 1000 && coal_on(u) != on; i++)
+		sleep_ms(1);
+	return coal_on(u) == on;
+}
+
+/* No switch: given 50 ms, the thread has made none. */
+static bool coal_stays(struct coal_uart *u, bool on)
+{
+	sleep_ms(50);
+	return coal_on(u) == on;
+}
+
 Test(serial, transmits_are_queued_once_the_guest_has_printed_a_few_lines)
 {
 	struct coal_uart u;
 	coal_open(&u, 0, 0x3f8);
-	cr_assert_not(u.on, "not at reset: a guest that prints a line and exits gains less than the "
-		      "grace period its registration costs at teardown");
-	cr_assert_eq(u.calls, 0);
+	cr_assert(coal_stays(&u, false), "not at reset: a guest that prints a line and exits gains less "
+		  "than the grace period its registration costs");
+	cr_assert_eq(coal_calls(&u), 0);
 	coal_print(&u, 255);
-	cr_assert_not(u.on);
+	cr_assert(coal_stays(&u, false));
 	coal_print(&u, 1);
-	cr_assert(u.on, "queued after 256 transmits with IER clear");
-	cr_assert_eq(u.port, 0x3f8);
+	cr_assert(coal_becomes(&u, true), "queued after 256 transmits with IER clear");
+	cr_assert_eq(__atomic_load_n(&u.port, __ATOMIC_SEQ_CST), 0x3f8);
 	coal_wr(&u, 1, 0x01);   /* RDI only: a transmit still raises nothing */
-	cr_assert(u.on);
-	cr_assert_eq(u.calls, 1);
+	cr_assert(coal_stays(&u, true));
+	cr_assert_eq(coal_calls(&u), 1);
 	serial_destroy(u.s);
 }
 
@@ -473,16 +513,54 @@ Test(serial, enabling_the_thr_interrupt_stops_queueing_at_once)
 	struct coal_uart u;
 	coal_open(&u, 0, 0x3f8);
 	coal_print(&u, 256);
-	cr_assert(u.on);
+	cr_assert(coal_becomes(&u, true));
 	coal_wr(&u, 1, 0x02);
-	cr_assert_not(u.on, "each transmit must now raise THRE in time");
+	cr_assert(coal_becomes(&u, false), "each transmit must now raise THRE in time");
 	coal_wr(&u, 1, 0x00);
-	cr_assert_not(u.on, "not again right away: tty output toggles THRI per burst");
+	cr_assert(coal_stays(&u, false), "not again right away: tty output toggles THRI per burst");
 	coal_print(&u, 255);
-	cr_assert_not(u.on);
+	cr_assert(coal_stays(&u, false));
 	coal_print(&u, 1);
-	cr_assert(u.on, "again after 256 transmits with THRI off");
-	cr_assert_eq(u.calls, 3);
+	cr_assert(coal_becomes(&u, true), "again after 256 transmits with THRI off");
+	cr_assert_eq(coal_calls(&u), 3);
+	serial_destroy(u.s);
+}
+
+Test(serial, queued_bytes_are_delivered_within_milliseconds_whatever_the_guest_does)
+{
+	struct coal_uart u;
+	coal_open(&u, 0, 0x3f8);
+	coal_print(&u, 256);
+	cr_assert(coal_becomes(&u, true));
+	/* The guest now polls memory: no exit. Its queued bytes still go. */
+	__atomic_store_n(&u.pending, 5, __ATOMIC_SEQ_CST);
+	int i = 0;
+	while (__atomic_load_n(&u.pending, __ATOMIC_SEQ_CST) && i++ < 1000)
+		sleep_ms(1);
+	cr_assert_eq(__atomic_load_n(&u.pending, __ATOMIC_SEQ_CST), 0, "the serial thread drained the queue");
+	/* DRAIN_MS is 4: 100 ms is ~25 drains, at least a few on a loaded machine. */
+	int before = __atomic_load_n(&u.drains, __ATOMIC_SEQ_CST);
+	sleep_ms(100);
+	int during = __atomic_load_n(&u.drains, __ATOMIC_SEQ_CST) - before;
+	cr_assert(during >= 3 && during <= 40, "%d drains in 100 ms", during);
+	serial_destroy(u.s);
+}
+
+Test(serial, an_idle_queue_is_turned_off_and_stops_waking_the_thread)
+{
+	struct coal_uart u;
+	coal_open(&u, 0, 0x3f8);
+	coal_print(&u, 256);
+	cr_assert(coal_becomes(&u, true));
+	/* IDLE_OFF_MS (1 s) without a queued byte. */
+	for (int i = 0; i < 3000 && coal_on(&u); i++)
+		sleep_ms(1);
+	cr_assert_not(coal_on(&u), "off after a second without a queued byte");
+	int drains = __atomic_load_n(&u.drains, __ATOMIC_SEQ_CST);
+	sleep_ms(50);
+	cr_assert_eq(__atomic_load_n(&u.drains, __ATOMIC_SEQ_CST), drains, "no drains while off");
+	coal_print(&u, 256);
+	cr_assert(coal_becomes(&u, true), "on again after another 256 quiet transmits");
 	serial_destroy(u.s);
 }
 
@@ -491,8 +569,9 @@ Test(serial, loopback_stops_queueing)
 	struct coal_uart u;
 	coal_open(&u, 0, 0x3f8);
 	coal_print(&u, 256);
+	cr_assert(coal_becomes(&u, true));
 	coal_wr(&u, 4, 0x10);
-	cr_assert_not(u.on, "a looped-back byte shows in LSR and may interrupt");
+	cr_assert(coal_becomes(&u, false), "a looped-back byte shows in LSR and may interrupt");
 	serial_destroy(u.s);
 }
 
@@ -501,13 +580,17 @@ Test(serial, a_machine_that_cannot_queue_is_asked_once)
 	struct coal_uart u;
 	coal_open(&u, -EOPNOTSUPP, 0x3f8);
 	coal_print(&u, 256);
+	for (int i = 0; i < 1000 && coal_calls(&u) == 0; i++)
+		sleep_ms(1);
 	coal_wr(&u, 1, 0x02);
 	coal_wr(&u, 1, 0x00);
 	coal_print(&u, 600);
-	cr_assert_eq(u.calls, 1);
+	sleep_ms(50);
+	cr_assert_eq(coal_calls(&u), 1);
 	serial_destroy(u.s);
 	coal_open(&u, 0, 0);    /* no THR port: never */
 	coal_print(&u, 600);
-	cr_assert_eq(u.calls, 0);
+	sleep_ms(50);
+	cr_assert_eq(coal_calls(&u), 0);
 	serial_destroy(u.s);
 }

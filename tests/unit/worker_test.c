@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,10 +155,12 @@ static void wenv_free(struct wenv *e)
 	free(e);
 }
 
-static struct net_worker *wenv_start_confined(struct wenv *e, enum net_engine engine,
-					      const struct confine *confine, struct spawner *s)
+static struct net_worker *wenv_start_with(struct wenv *e, enum net_engine engine,
+					  const struct net_uring_config *uring, const struct confine *confine,
+					  struct spawner *s)
 {
-	struct net_worker_config cfg = { .engine = engine, .cpu = -1, .confine = confine, .spawner = s };
+	struct net_worker_config cfg = { .engine = engine, .uring = *uring, .cpu = -1, .confine = confine,
+					 .spawner = s };
 	CPU_ZERO(&cfg.unpinned);
 	for (int c = 0; c < 2; c++)
 		CPU_SET(c, &cfg.unpinned);
@@ -166,6 +169,12 @@ static struct net_worker *wenv_start_confined(struct wenv *e, enum net_engine en
 	struct vmm_err err = { 0 };
 	cr_assert_eq(net_worker_start(&w, &cfg, e->qps, e->nr_qps, &err), 0, "%s", err.msg);
 	return w;
+}
+
+static struct net_worker *wenv_start_confined(struct wenv *e, enum net_engine engine,
+					      const struct confine *confine, struct spawner *s)
+{
+	return wenv_start_with(e, engine, &(struct net_uring_config){ 0 }, confine, s);
 }
 
 static struct net_worker *wenv_start(struct wenv *e, enum net_engine engine)
@@ -301,6 +310,81 @@ Test(worker, confined_workers_started_by_a_confined_spawner_carry_every_frame, .
 	seccomp_lists_free(&c);
 }
 
+/* ---- a stopped worker holds no reference to its backend fds -------------- */
+
+static int watched_peer[NET_WORKER_MAX_QPS];
+static unsigned nr_watched_peers;
+
+/* A stream socket whose peer the test keeps: the peer sees the hang-up as
+ * soon as the last reference to this end is gone, not before. */
+static int open_watched_socket(void)
+{
+	int sv[2];
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	watched_peer[nr_watched_peers++] = sv[1];
+	return sv[0];
+}
+
+/* Once net_worker_stop has returned and the backend fds are closed, nothing
+ * holds them: a tap queue is free for the next minivmm at once. An io_uring
+ * ring that still had them as fixed files would drop them only when the
+ * kernel tears it down, tens of ms later. Each engine and io_uring variant,
+ * confined as minivmm runs them (a worker that unregisters its files under
+ * a filter without that call kills the test). */
+Test(worker, a_stopped_worker_leaves_its_backend_fds_to_their_owner, .timeout = 60)
+{
+	static const struct {
+		enum net_engine engine;
+		struct net_uring_config uring;
+		const char *name;
+	} runs[] = {
+		{ NET_ENGINE_URING, { 0 }, "uring" },
+		{ NET_ENGINE_URING, { .fixed_buffers = true }, "uring fixed-buffers=on" },
+		{ NET_ENGINE_URING, { .no_fixed_files = true, .no_defer_taskrun = true },
+		  "uring fixed-files=off,defer-taskrun=off" },
+		{ NET_ENGINE_EPOLL, { 0 }, "epoll" },
+	};
+	struct confine_needs n = { .net = true, .tap = true, .uring = true, .epoll = true,
+				   .kick_signal = SIGRTMIN + 1, .pid = getpid() };
+	struct confine c = { .filters = true };
+	struct vmm_err err = { 0 };
+	cr_assert_eq(seccomp_lists_build(&c, &n, MINIVMM_SECCOMP_ON, SECCOMP_ALL_ROLES, &err), 0, "%s", err.msg);
+	struct spawner *s;
+	cr_assert_eq(spawner_start(&s, &c, &err), 0, "%s", err.msg);
+	/* Stands for guest RAM with fixed-buffers=on: registered, pinned. */
+	size_t ram_size = 1 << 20;
+	uint8_t *ram = aligned_alloc(4096, ram_size);
+	cr_assert_not_null(ram);
+	struct guest_mem mem = { .region = { { .size = ram_size, .host = ram } }, .nr_regions = 1,
+				 .ram_size = ram_size };
+	for (unsigned r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
+		for (int round = 0; round < 5; round++) {
+			nr_watched_peers = 0;
+			struct wenv *e = wenv_new(2, 4, open_watched_socket);
+			struct net_uring_config uring = runs[r].uring;
+			uring.mem = &mem;
+			struct net_worker *w = wenv_start_with(e, runs[r].engine, &uring, &c, s);
+			cr_expect(wait_tx_frames(e, 8, 10), "%s: %llu of 8 frames written", runs[r].name,
+				  (unsigned long long)tx_frames(e));
+			net_worker_stop(w);
+			for (unsigned i = 0; i < e->nr_qps; i++) {
+				close(e->io[i].fd);
+				e->io[i].fd = -1;
+				struct pollfd p = { .fd = watched_peer[i], .events = POLLRDHUP };
+				cr_assert_eq(poll(&p, 1, 0), 1, "%s, round %d: queue %u's backend is still held after stop and close",
+					     runs[r].name, round, i);
+				cr_assert(p.revents & (POLLRDHUP | POLLHUP), "%s: revents %#x", runs[r].name, p.revents);
+				close(watched_peer[i]);
+			}
+			cr_assert_eq(e->fails, 0, "%s: %s", runs[r].name, e->fail_why);
+			wenv_free(e);
+		}
+	}
+	free(ram);
+	spawner_stop(s);
+	seccomp_lists_free(&c);
+}
+
 /* seccomp sees io_uring_enter, not what the ring does: the engine's ring
  * takes only its own operations, and no register call once enabled. */
 Test(worker, uring_ring_refuses_operations_the_engine_does_not_use)
@@ -334,6 +418,11 @@ Test(worker, uring_ring_refuses_operations_the_engine_does_not_use)
 	}
 	cr_assert_eq(io_uring_register((unsigned)ring.ring_fd, IORING_REGISTER_PROBE, NULL, 0), -EACCES,
 		     "no register call once enabled");
+	cr_assert_eq(io_uring_register((unsigned)ring.ring_fd, IORING_REGISTER_FILES, &efd, 1), -EACCES);
+	/* but unregistering: nothing is registered here, so the kernel looks
+	 * and finds nothing */
+	cr_assert_eq(io_uring_register((unsigned)ring.ring_fd, IORING_UNREGISTER_FILES, NULL, 0), -ENXIO);
+	cr_assert_eq(io_uring_register((unsigned)ring.ring_fd, IORING_UNREGISTER_BUFFERS, NULL, 0), -ENXIO);
 	close(efd);
 	io_uring_queue_exit(&ring);
 }
