@@ -246,6 +246,10 @@ static const struct seccomp_rule rules[] = {
 	/* ---- the spawner, and what its threads do before they confine themselves ---- */
 	{ SYS(clone), .roles = RL_SPAWNER, ARGS(SET(0, "flags", CLONE_VM | CLONE_THREAD | CLONE_SIGHAND)),
 	  .why = "pthread_create: threads only, never a new process" },
+	{ SYS(openat), .roles = RL_VCPU | RL_SERIAL | RL_WORKER | RL_CTRL, .enosys = true,
+	  .why = "glibc's free() opens /proc/sys/vm/overcommit_memory the first time a thread's arena "
+		 "shrinks (e.g. a device reset frees its queues' buffers on a vCPU): refused, malloc "
+		 "shrinks with MADV_DONTNEED instead; opening anything else fails the same way" },
 	{ SYS(clone3), .roles = RL_SPAWNER, .enosys = true,
 	  .why = "its flags are in memory, out of a filter's sight: ENOSYS makes glibc use clone" },
 	{ SYS(set_robust_list), .roles = RL_SPAWNER, .why = "a new thread registers its robust futexes" },
