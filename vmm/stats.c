@@ -488,3 +488,20 @@ void minivmm_print_stats(struct minivmm *vm, FILE *out, int json)
 	}
 	free(s);
 }
+
+int minivmm_write_stats(struct minivmm *vm, int fd, int json, char *errbuf, size_t errlen)
+{
+	struct vmm_err err = { 0 };
+	struct stats_snapshot *s = malloc(sizeof(*s));
+	int rc;
+	if (!s) {
+		rc = vmm_err_set(&err, ENOMEM, "statistics: out of memory");
+	} else {
+		stats_take(vm, s);
+		rc = stats_write(fd, s, json != 0, &err);
+		free(s);
+	}
+	if (rc < 0 && errbuf && errlen)
+		snprintf(errbuf, errlen, "%s", err.msg);
+	return rc;
+}
