@@ -75,7 +75,7 @@ t_embed_install_layout_and_exports() {
 		[ -f "$u/$f" ] || { fail "make install did not install $f"; return 1; }
 	done
 	[ "$(readlink "$u/lib/libminivmm.so")" = libminivmm.so.$LIB_MAJOR ] &&
-		[ "$(readlink "$u/lib/libminivmm.so.$LIB_MAJOR")" = libminivmm.so.$LIB_MAJOR.$LIB_MINOR.0 ] ||
+		[ "$(readlink "$u/lib/libminivmm.so.$LIB_MAJOR")" = "libminivmm.so.$LIB_MAJOR.$LIB_MINOR.0" ] ||
 		{ fail "libminivmm.so symlinks: $(ls -l "$u"/lib/libminivmm.so* | tr '\n' ' ')"; return 1; }
 	readelf -d "$u/lib/libminivmm.so.$LIB_MAJOR.$LIB_MINOR.0" | grep -q "SONAME.*\\[libminivmm.so.$LIB_MAJOR\\]" ||
 		{ fail "soname is not libminivmm.so.$LIB_MAJOR: $(readelf -d "$u/lib/libminivmm.so.$LIB_MAJOR.$LIB_MINOR.0" | grep SONAME)"; return 1; }
