@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The statistics of a VM as one snapshot, and its two forms: the --stats
  * table and the JSON line (docs/stats.md). A snapshot is plain data, so
  * the forms can be made (and tested) without a running VM. */
@@ -20,7 +21,7 @@ struct stats_net {
 struct stats_snapshot {
 	uint64_t unix_ms;          /* CLOCK_REALTIME when it was taken */
 	uint64_t uptime_ms;        /* since the VMM started (cfg.start_ns) */
-	const char *version;       /* the build's git describe */
+	const char *version;       /* the build's release: "0.3.0+git8d0ca88" */
 	const char *api_version;   /* "2.1" */
 	/* the VM */
 	const char *state;         /* "created", "running", "stopping", "stopped" */

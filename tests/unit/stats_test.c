@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The statistics' forms (vmm/stats.c) from hand-made snapshots: the JSON
  * line parses back (jansson's own parser) with every name intact, has the
  * keys docs/stats.md promises, and a file gets one line per write. */
