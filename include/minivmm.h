@@ -70,7 +70,7 @@ extern "C" {
 #define MINIVMM_API_VERSION_MAJOR 2
 #define MINIVMM_API_VERSION_MINOR 1
 
-/* "2.1 (<git describe of the build>)" */
+/* "2.1 (<release of the build>)": "2.1 (0.3.0+git8d0ca88)" */
 MINIVMM_API const char *minivmm_version(void);
 
 enum minivmm_serial_mode {
