@@ -80,8 +80,8 @@ class VM:
             argv += ['-kernel', tg, '-append', cmdline]
         self.argv = argv
         subprocess.run(['ip', 'neigh', 'flush', 'all'], stderr=subprocess.DEVNULL)
-        # The guest's console (stdout) and minivmm's own lines and SIGUSR1
-        # statistics (stderr) in two files: through one, a statistics line
+        # The guest's console (stdout) and minivmm's own lines and statistics,
+        # on SIGUSR1 and at exit (stderr), in two files: through one, a statistics line
         # written while the guest is half-way through a console line (its
         # output is flushed in pieces) would land inside that line.
         self.fh = open(out, 'w')

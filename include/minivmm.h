@@ -65,11 +65,12 @@ extern "C" {
 /* The library's interface version. The major number is the shared
  * library's soname (libminivmm.so.3): it changes whenever a struct below
  * changes layout or a function changes meaning. Statistics structs grow
- * without a new major (they carry their size). */
+ * without a new major (they carry their size). The minor number counts
+ * additions within a major. */
 #define MINIVMM_API_VERSION_MAJOR 3
 #define MINIVMM_API_VERSION_MINOR 0
 
-/* "3.0 (<git describe of the build>)" */
+/* "3.0 (<release of the build>)": "3.0 (0.3.0+git8d0ca88)" */
 MINIVMM_API const char *minivmm_version(void);
 
 enum minivmm_serial_mode {
@@ -383,9 +384,19 @@ MINIVMM_API unsigned minivmm_net_count(const struct minivmm *vm);
  * version (size too small). */
 MINIVMM_API int minivmm_net_stats(struct minivmm *vm, unsigned index, struct minivmm_net_stats *s);
 
-/* Print every network device's statistics, as minivmm --stats does: a
- * table, or one JSON line {"net":[...]} (json != 0). */
+/* Print the statistics, as minivmm --stats does: a table (a line on the
+ * VM, then every network device's queues and workers), or one JSON line
+ * {"net":[...],"timestamp":...,"vm":{...},...} (json != 0; every key is
+ * described in the project's docs/stats.md). Prints nothing if out of
+ * memory; minivmm_write_stats() says so. */
 MINIVMM_API void minivmm_print_stats(struct minivmm *vm, FILE *out, int json);
+
+/* The same statistics written to fd, in one write(2) (more only if the
+ * kernel takes part of it): with O_APPEND, a file gets whole lines even
+ * from several threads or processes. Returns 0, or a negative errno with
+ * one line in errbuf (the write failed, or out of memory). Since 2.1. */
+MINIVMM_API int minivmm_write_stats(struct minivmm *vm, int fd, int json, char *errbuf,
+				    size_t errlen);
 
 /* Write the VM's flattened device tree (the DTB a PVH guest receives as a
  * boot module; docs/boot.md) to the file at path, replacing it. Returns 0,

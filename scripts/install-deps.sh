@@ -24,7 +24,7 @@
 # what is absent.
 set -eu
 
-pkgs_build="gcc binutils make libc6-dev liburing-dev libfdt-dev libseccomp-dev libcriterion-dev pkg-config \
+pkgs_build="gcc binutils make libc6-dev liburing-dev libfdt-dev libseccomp-dev libjansson-dev libcriterion-dev pkg-config \
  libxdp-dev libbpf-dev libelf-dev zlib1g-dev"
 pkgs_demo="iproute2 iputils-ping"
 pkgs_unit="linux-image-amd64 acpica-tools"

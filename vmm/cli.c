@@ -12,6 +12,9 @@
 #include <string.h>
 
 #define SERIAL_SYNTAX "stdio|none|file:PATH"
+#define STATS_INTERVAL_MAX 86400   /* seconds: a day */
+#define STR2(x) #x
+#define STR(x) STR2(x)
 
 const char cli_usage[] =
 	"Usage: minivmm --kernel PATH [options]\n"
@@ -54,7 +57,15 @@ const char cli_usage[] =
 	"    rx=ring|recv             packet: TPACKET_V3 ring (default) or readv a frame\n"
 	"    qdisc-bypass=on|off      packet: bypass the qdisc on transmit (default on)\n"
 	"    xdp-zero-copy=on|off     xdp: zero-copy, if the driver can (default off)\n"
-	"  --stats[=json]       per-queue statistics at exit (and on SIGUSR1)\n"
+	"  --stats[=json]       statistics at exit and on SIGUSR1, to stderr: a table\n"
+	"                       (the VM, then each device's queues and workers) or\n"
+	"                       one JSON line (keys in docs/stats.md)\n"
+	"  --stats-file PATH    append one JSON line of statistics to PATH every\n"
+	"                       --stats-interval, on SIGUSR1 and at exit (a new file\n"
+	"                       is made mode 0600)\n"
+	"  --stats-interval SECS\n"
+	"                       seconds between --stats-file lines, 0 to " STR(STATS_INTERVAL_MAX) "\n"
+	"                       (default " STR(CLI_STATS_INTERVAL_DEFAULT) "); 0: only on SIGUSR1 and at exit\n"
 	"  --acpi=on|off        ACPI tables (default on): distribution kernels find\n"
 	"                       virtio-mmio devices and power off through them. The MP\n"
 	"                       table and virtio_mmio.device= cmdline entries are\n"
@@ -89,8 +100,9 @@ const char cli_usage[] =
 	"  --version            print the version\n"
 	"\n"
 	"Signals: SIGTERM, SIGINT, SIGHUP and SIGQUIT stop the guest cleanly (exit\n"
-	"128+N; SIGHUP stays ignored under nohup); SIGUSR1 prints the statistics to\n"
-	"stderr; SIGPIPE is ignored.\n"
+	"128+N; SIGHUP stays ignored under nohup); SIGUSR1 writes the statistics: a\n"
+	"line to --stats-file, and to stderr as --stats says (a table when neither\n"
+	"is given); SIGPIPE is ignored.\n"
 	"\n"
 	"Exit status:\n"
 	"  0        the guest reset or powered off (or Ctrl-A x)\n"
@@ -106,7 +118,8 @@ const char cli_usage[] =
 
 enum { OPT_KERNEL, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEM, OPT_SERIAL, OPT_HELP,
        OPT_VERSION, OPT_NET, OPT_STATS, OPT_ACPI, OPT_MEM_OVERCOMMIT, OPT_DUMP_DTB,
-       OPT_CPUID_DUMP, OPT_SECCOMP, OPT_DROP_CAPS, OPT_SECCOMP_LIST, OPT_BOOT_TRACE, OPT_IRQCHIP, OPT_TIMEOUT, OPT_END };
+       OPT_CPUID_DUMP, OPT_SECCOMP, OPT_DROP_CAPS, OPT_SECCOMP_LIST, OPT_BOOT_TRACE, OPT_IRQCHIP, OPT_TIMEOUT,
+       OPT_STATS_FILE, OPT_STATS_INTERVAL, OPT_END };
 
 /* A value: none (--drop-caps), after '=' or as the next argument
  * (--mem 1G, --mem=1G), or only after '=' (--stats=json). */
@@ -128,6 +141,8 @@ static const struct cli_option {
 	{ "serial", VALUE_REQUIRED, OPT_SERIAL },
 	{ "net", VALUE_REQUIRED, OPT_NET },
 	{ "stats", VALUE_OPTIONAL, OPT_STATS },
+	{ "stats-file", VALUE_REQUIRED, OPT_STATS_FILE },
+	{ "stats-interval", VALUE_REQUIRED, OPT_STATS_INTERVAL },
 	{ "acpi", VALUE_REQUIRED, OPT_ACPI },
 	{ "irqchip", VALUE_REQUIRED, OPT_IRQCHIP },
 	{ "mem-overcommit", VALUE_NONE, OPT_MEM_OVERCOMMIT },
@@ -283,6 +298,18 @@ static int cli_apply(int opt, const char *arg, struct cli_options *o, struct vmm
 		else
 			return vmm_err_set(err, EINVAL, "--stats: '%s' is not table or json", arg);
 		return 0;
+	case OPT_STATS_FILE:
+		if (!*arg)
+			return vmm_err_set(err, EINVAL, "--stats-file: no file name");
+		o->stats_file = arg;
+		return 0;
+	case OPT_STATS_INTERVAL:
+		if (net_config_parse_number(arg, &o->stats_interval) || o->stats_interval > STATS_INTERVAL_MAX)
+			return vmm_err_set(err, EINVAL,
+					   "--stats-interval: '%s' is not a number of seconds from 0 to %u", arg,
+					   STATS_INTERVAL_MAX);
+		o->stats_interval_set = true;
+		return 0;
 	case OPT_MEM:
 		if (cli_parse_size(arg, &o->vm.mem_size))
 			return vmm_err_set(err, EINVAL, "--mem: '%s' is not a size such as 256M or 1G", arg);
@@ -379,6 +406,7 @@ int cli_parse(int argc, char **argv, struct cli_options *o, struct vmm_err *err)
 {
 	memset(o, 0, sizeof(*o));
 	minivmm_config_init(&o->vm);
+	o->stats_interval = CLI_STATS_INTERVAL_DEFAULT;
 	/* The value each single-valued option was given, for "given twice". */
 	const char *given[OPT_END] = { 0 };
 	bool seen[OPT_END] = { false };
@@ -415,6 +443,8 @@ int cli_parse(int argc, char **argv, struct cli_options *o, struct vmm_err *err)
 		if (rc)
 			return rc;
 	}
+	if (o->stats_interval_set && !o->stats_file)
+		return vmm_err_set(err, EINVAL, "--stats-interval needs --stats-file");
 	if (o->help || o->version || o->seccomp_list)
 		return 0;
 	/* Ranges and consistency: the library's own validator, so the words

@@ -16,10 +16,15 @@ struct cli_options {
 	bool help;
 	bool version;
 	int stats;      /* 0 none, 1 table, 2 JSON: at exit and on SIGUSR1 */
+	const char *stats_file;    /* --stats-file: JSON lines appended, NULL: none */
+	unsigned stats_interval;   /* --stats-interval: seconds between lines, 0: none */
+	bool stats_interval_set;
 	const char *dump_dtb;   /* --dump-dtb FILE: write the DTB and exit */
 	int cpuid_dump; /* --cpuid-dump: enum minivmm_cpuid_dump_what, 0 none */
 	bool seccomp_list;   /* --seccomp-list: print the allow-lists and exit */
 };
+
+#define CLI_STATS_INTERVAL_DEFAULT 60   /* seconds, as Firecracker flushes its metrics */
 
 /* The full grammar, printed by --help. */
 extern const char cli_usage[];

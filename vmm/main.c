@@ -2,8 +2,10 @@
 /* The minivmm program: parse flags, build the VM through the embedding API,
  * run it, map the outcome to an exit status. The only place that exits. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -20,12 +22,85 @@ struct signal_watch {
 	struct minivmm *vm;
 	sigset_t set;
 	int stats;  /* --stats: 0 none, 1 table, 2 JSON */
+	int stats_fd;              /* --stats-file, -1: none */
+	const char *stats_path;
+	uint64_t interval_ns;      /* --stats-interval, 0: no periodic line */
+	bool stats_file_failing;   /* a write failed: said once, until one succeeds */
 	int done;   /* set by main when the VM has stopped */
 	const struct confine *confine;   /* the program's threads' filters and capabilities */
 };
 
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- statistics: --stats to stderr, --stats-file ------------------------ */
+
+/* O_APPEND: each line lands whole at the end, whoever else appends. A new
+ * file is made 0600: the lines name the host's interfaces and, after a
+ * crash, hold the guest's registers; an operator who wants them shared
+ * makes the file first (its mode is kept) or reads it as root. O_NONBLOCK:
+ * a FIFO without a reader is refused at once instead of waited for, and a
+ * full one loses a line (said) instead of stalling the signal thread; a
+ * regular file ignores it. Whether this run made the file is recorded, so
+ * a run that never starts can remove it. */
+static int stats_file_open(const char *path, bool *created, struct vmm_err *err)
+{
+	int flags = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+	int fd = open(path, flags | O_CREAT | O_EXCL, 0600);
+	*created = fd >= 0;
+	if (fd < 0 && errno == EEXIST)
+		fd = open(path, flags);
+	if (fd >= 0)
+		return fd;
+	if (errno == ENXIO)
+		return vmm_err_set(err, ENXIO, "--stats-file '%s': a FIFO without a reader", path);
+	return vmm_err_sys(err, errno, "--stats-file '%s': cannot open", path);
+}
+
+/* A run that never started leaves behind no file it made. */
+static void stats_file_discard(int fd, const char *path, bool created)
+{
+	if (fd < 0)
+		return;
+	close(fd);
+	if (created)
+		unlink(path);
+}
+
+/* One line to --stats-file. A failure (a full disk, a FIFO nobody reads)
+ * is said once, and again only after a line got through. */
+static void stats_file_line(struct signal_watch *w)
+{
+	char msg[512];
+	if (minivmm_write_stats(w->vm, w->stats_fd, 1, msg, sizeof(msg)) == 0) {
+		w->stats_file_failing = false;
+	} else if (!w->stats_file_failing) {
+		struct vmm_err err = { 0 };
+		vmm_err_set(&err, EIO, "--stats-file '%s': %s (said once until a line is written)",
+			    w->stats_path, msg);
+		fprintf(stderr, "minivmm: %s\n", err.msg);
+		w->stats_file_failing = true;
+	}
+}
+
+/* SIGUSR1: stderr in --stats's form (the table when neither --stats nor
+ * --stats-file is given), and a line to --stats-file. */
+static void stats_on_request(struct signal_watch *w)
+{
+	if (w->stats || w->stats_fd < 0)
+		minivmm_write_stats(w->vm, STDERR_FILENO, w->stats == 2, NULL, 0);
+	if (w->stats_fd >= 0)
+		stats_file_line(w);
+}
+
 /* Termination signals become a clean stop: the terminal is restored and
- * vCPU threads are joined instead of dying mid-exit. */
+ * vCPU threads are joined instead of dying mid-exit. SIGUSR1 writes the
+ * statistics; so does every --stats-interval, this thread's wait timing
+ * out (one thread, one filter: the lines need nothing the wait did not). */
 static void *signal_watch_main(void *arg)
 {
 	struct signal_watch *w = arg;
@@ -35,14 +110,33 @@ static void *signal_watch_main(void *arg)
 		minivmm_request_stop(w->vm, MINIVMM_EXIT_HOST_ERROR, err.msg);
 		return NULL;
 	}
+	bool periodic = w->interval_ns && w->stats_fd >= 0;
+	uint64_t next = monotonic_ns() + w->interval_ns;   /* the next periodic line */
 	for (;;) {
-		int sig;
-		if (sigwait(&w->set, &sig) != 0)
-			continue;
+		struct timespec wait = { 0 };
+		if (periodic) {
+			uint64_t now = monotonic_ns();
+			uint64_t left = next > now ? next - now : 0;
+			wait.tv_sec = (time_t)(left / 1000000000u);
+			wait.tv_nsec = (long)(left % 1000000000u);
+		}
+		int sig = sigtimedwait(&w->set, NULL, periodic ? &wait : NULL);
 		if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
 			return NULL;
+		if (sig < 0) {
+			if (errno != EAGAIN)
+				continue;   /* EINTR */
+			stats_file_line(w);
+			/* On the interval's grid; a line late by more than an
+			 * interval (a stopped process) is not made up for. */
+			uint64_t now = monotonic_ns();
+			do
+				next += w->interval_ns;
+			while (next <= now);
+			continue;
+		}
 		if (sig == SIGUSR1) {
-			minivmm_print_stats(w->vm, stderr, w->stats == 2);
+			stats_on_request(w);
 			continue;
 		}
 		char reason[64];
@@ -67,13 +161,6 @@ static int program_confinement(const struct minivmm_config *cfg, struct confine 
 	struct confine_needs needs;
 	confine_needs_from_config(cfg, cfg->kick_signal, &needs);
 	return seccomp_lists_build(c, &needs, mode, (1u << CONFINE_MAIN) | (1u << CONFINE_SIGNALS), err);
-}
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* What the process can return: a status outside 0..255 would be cut to
@@ -136,6 +223,9 @@ int main(int argc, char **argv)
 	if (sigaction(SIGHUP, NULL, &hup) < 0 || hup.sa_handler != SIG_IGN)
 		sigaddset(&watch.set, SIGHUP);
 	watch.stats = opts.stats;
+	watch.stats_fd = -1;
+	watch.stats_path = opts.stats_file;
+	watch.interval_ns = (uint64_t)opts.stats_interval * 1000000000u;
 	pthread_sigmask(SIG_BLOCK, &watch.set, NULL);
 
 	char msg[512];
@@ -155,9 +245,20 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	watch.vm = vm;
+	/* Opened once the VM is built, so bad input elsewhere leaves no file. */
+	bool stats_created = false;
+	if (opts.stats_file) {
+		watch.stats_fd = stats_file_open(opts.stats_file, &stats_created, &err);
+		if (watch.stats_fd < 0) {
+			fprintf(stderr, "minivmm: %s\n", err.msg);
+			minivmm_destroy(vm);
+			return MINIVMM_EXIT_USAGE;
+		}
+	}
 	struct confine confine;
 	if (program_confinement(&opts.vm, &confine, &err) < 0) {
 		fprintf(stderr, "minivmm: %s\n", err.msg);
+		stats_file_discard(watch.stats_fd, opts.stats_file, stats_created);
 		minivmm_destroy(vm);
 		return MINIVMM_EXIT_HOST_ERROR;
 	}
@@ -165,6 +266,7 @@ int main(int argc, char **argv)
 	pthread_t watcher;
 	if (pthread_create(&watcher, NULL, signal_watch_main, &watch) != 0) {
 		fprintf(stderr, "minivmm: cannot start the signal thread\n");
+		stats_file_discard(watch.stats_fd, opts.stats_file, stats_created);
 		seccomp_lists_free(&confine);
 		minivmm_destroy(vm);
 		return MINIVMM_EXIT_HOST_ERROR;
@@ -188,12 +290,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "minivmm: %s%s (exit status %d)\n",
 			status == MINIVMM_EXIT_GUEST_CRASH ? "guest crashed: " : "", reason, status);
 
-	if (opts.stats)
-		minivmm_print_stats(vm, stdout, opts.stats == 2);
-
 	__atomic_store_n(&watch.done, 1, __ATOMIC_RELEASE);
 	pthread_kill(watcher, SIGTERM);
 	pthread_join(watcher, NULL);
+
+	/* The last statistics, once no other line can follow: stdout is the
+	 * guest's console, so --stats goes to stderr. */
+	if (opts.stats)
+		minivmm_write_stats(vm, STDERR_FILENO, opts.stats == 2, NULL, 0);
+	if (watch.stats_fd >= 0) {
+		stats_file_line(&watch);
+		close(watch.stats_fd);
+	}
 	minivmm_destroy(vm);
 	seccomp_lists_free(&confine);
 	return status;

@@ -207,7 +207,7 @@ static const struct seccomp_rule rules[] = {
 	{ SYS(fstat), .roles = RL_MAIN | RL_SIGNALS | RL_LINK, .why = "stdio buffers, fopen, opendir" },
 	{ SYS(lseek), .roles = RL_MAIN | RL_SIGNALS | RL_LINK, .why = "fclose of a file read in part" },
 	{ SYS(openat), .roles = RL_MAIN | RL_SIGNALS, ARGS(CLEAR(2, "flags", O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)),
-	  .why = "statistics read /proc/self/task/<tid>/status (read-only)" },
+	  .why = "statistics read /proc/self/task/<tid>/status, and jansson /dev/urandom once for its hash seed (read-only)" },
 	{ SYS(getsockopt), .roles = RL_MAIN | RL_SIGNALS, .when = W_PACKET,
 	  ARGS(ONE_OF(1, "level", SOL_PACKET), ONE_OF(2, "option", PACKET_STATISTICS)),
 	  .why = "packet sockets' drop counters for statistics" },

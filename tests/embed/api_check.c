@@ -370,6 +370,29 @@ static void check_stats_arguments(void)
 	minivmm_net_stats_init(&s, NULL, 0, NULL, 0);
 	CHECK(minivmm_net_count(vm) == 0 && minivmm_net_stats(vm, 0, &s) == -EINVAL,
 	      "no network device: count 0, stats -EINVAL");
+
+	/* minivmm_write_stats: one JSON line per call, appended. */
+	FILE *f = tmpfile();
+	char err[256] = "", line[2048];
+	int rc1 = f ? minivmm_write_stats(vm, fileno(f), 1, err, sizeof(err)) : -1;
+	int rc2 = f ? minivmm_write_stats(vm, fileno(f), 1, err, sizeof(err)) : -1;
+	int lines = 0, good = 0;
+	if (f) {
+		rewind(f);
+		while (fgets(line, sizeof(line), f)) {
+			lines++;
+			good += strncmp(line, "{\"net\":[],", 10) == 0 &&
+				strstr(line, "\"vm\":{\"state\":\"created\"") != NULL &&
+				line[strlen(line) - 1] == '\n';
+		}
+		fclose(f);
+	}
+	CHECK(rc1 == 0 && rc2 == 0 && lines == 2 && good == 2,
+	      "minivmm_write_stats: two calls, two JSON lines of a created VM (%d %d, %d lines, %d good) %s",
+	      rc1, rc2, lines, good, err);
+	err[0] = '\0';
+	int rc = minivmm_write_stats(vm, -1, 1, err, sizeof(err));
+	CHECK(rc == -EBADF && err[0] != '\0', "minivmm_write_stats to a bad fd: %d, '%s'", rc, err);
 	minivmm_destroy(vm);
 }
 

@@ -86,9 +86,12 @@ static void check_options(const struct cli_options *o, char **argv, int argc)
 			check_net(&vm->net[i]);
 	}
 	FUZZ_CHECK(o->stats >= 0 && o->stats <= 2, "stats %d", o->stats);
+	FUZZ_CHECK(o->stats_interval <= 86400, "stats interval %u", o->stats_interval);
+	FUZZ_CHECK(!o->stats_interval_set || o->stats_file, "--stats-interval without --stats-file");
+	FUZZ_CHECK(!o->stats_file || o->stats_file[0], "--stats-file without a name");
 	FUZZ_CHECK(vm->irqchip == MINIVMM_IRQCHIP_KERNEL || vm->irqchip == MINIVMM_IRQCHIP_SPLIT,
 		   "irqchip %d", (int)vm->irqchip);
-	const char *kept[] = { vm->kernel_path, vm->initrd_path, vm->cmdline, vm->serial_path };
+	const char *kept[] = { vm->kernel_path, vm->initrd_path, vm->cmdline, vm->serial_path, o->stats_file };
 	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
 		FUZZ_CHECK(!kept[i] || points_into(kept[i], argv, argc) ||
 			   (i == 2 && strcmp(kept[i], MINIVMM_DEFAULT_CMDLINE) == 0),

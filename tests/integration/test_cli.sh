@@ -31,7 +31,10 @@ t_cli_rejects_bad_input() {
 	cli_refuses "cannot open initrd '/nonexistent'" --kernel "$TESTGUEST" --initrd /nonexistent || return 1
 	cli_refuses "not a bzImage or ELF kernel" --kernel "$junk" || return 1
 	cli_refuses "$trunc" --kernel "$trunc" || return 1
-	cli_refuses "unexpected argument 'extra'" --kernel "$TESTGUEST" extra
+	cli_refuses "unexpected argument 'extra'" --kernel "$TESTGUEST" extra || return 1
+	cli_refuses "--stats-interval needs --stats-file" --kernel "$TESTGUEST" --stats-interval 5 || return 1
+	cli_refuses "--stats-file '$TMP_ROOT/no/such/dir': cannot open: No such file or directory" \
+		--kernel "$TESTGUEST" --stats-file "$TMP_ROOT/no/such/dir"
 }
 
 t_cli_help_and_version() {

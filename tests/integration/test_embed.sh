@@ -8,8 +8,9 @@
 NETPEER="$BUILD/tools/netpeer"
 EMBED_ROOT="$TMP_ROOT/embed-root"     # the DESTDIR, shared by the tests of one run
 EMBED_BIN="$TMP_ROOT/embed-bin"
-# The soname's major version, as the header states it.
+# The soname's major version and the minor (additions), as the header states them.
 LIB_MAJOR=$(sed -n 's/^#define MINIVMM_API_VERSION_MAJOR *//p' include/minivmm.h)
+LIB_MINOR=$(sed -n 's/^#define MINIVMM_API_VERSION_MINOR *//p' include/minivmm.h)
 
 # embed_install: install once per run (the tests run in subshells, so the
 # installed tree is the marker); point pkg-config into it.
@@ -69,18 +70,18 @@ embed_run() {
 t_embed_install_layout_and_exports() {
 	embed_install || return 1
 	local u="$EMBED_ROOT/usr" f
-	for f in bin/minivmm lib/libminivmm.a lib/libminivmm.so.$LIB_MAJOR.0.0 include/minivmm.h \
+	for f in bin/minivmm lib/libminivmm.a lib/libminivmm.so.$LIB_MAJOR.$LIB_MINOR.0 include/minivmm.h \
 		include/minivmm_abi.h lib/pkgconfig/minivmm.pc share/man/man1/minivmm.1; do
 		[ -f "$u/$f" ] || { fail "make install did not install $f"; return 1; }
 	done
 	[ "$(readlink "$u/lib/libminivmm.so")" = libminivmm.so.$LIB_MAJOR ] &&
-		[ "$(readlink "$u/lib/libminivmm.so.$LIB_MAJOR")" = libminivmm.so.$LIB_MAJOR.0.0 ] ||
+		[ "$(readlink "$u/lib/libminivmm.so.$LIB_MAJOR")" = "libminivmm.so.$LIB_MAJOR.$LIB_MINOR.0" ] ||
 		{ fail "libminivmm.so symlinks: $(ls -l "$u"/lib/libminivmm.so* | tr '\n' ' ')"; return 1; }
-	readelf -d "$u/lib/libminivmm.so.$LIB_MAJOR.0.0" | grep -q "SONAME.*\\[libminivmm.so.$LIB_MAJOR\\]" ||
-		{ fail "soname is not libminivmm.so.$LIB_MAJOR: $(readelf -d "$u/lib/libminivmm.so.$LIB_MAJOR.0.0" | grep SONAME)"; return 1; }
+	readelf -d "$u/lib/libminivmm.so.$LIB_MAJOR.$LIB_MINOR.0" | grep -q "SONAME.*\\[libminivmm.so.$LIB_MAJOR\\]" ||
+		{ fail "soname is not libminivmm.so.$LIB_MAJOR: $(readelf -d "$u/lib/libminivmm.so.$LIB_MAJOR.$LIB_MINOR.0" | grep SONAME)"; return 1; }
 	# Only the API is global, in both libraries.
 	local lib bad
-	for lib in "$u/lib/libminivmm.a" "$u/lib/libminivmm.so.$LIB_MAJOR.0.0"; do
+	for lib in "$u/lib/libminivmm.a" "$u/lib/libminivmm.so.$LIB_MAJOR.$LIB_MINOR.0"; do
 		bad=$(nm -g --defined-only "$lib" | awk 'NF == 3 && $2 != "A" && $3 !~ /^minivmm_/ { print $3 }')
 		[ -z "$bad" ] || { fail "$(basename "$lib") exports non-API symbols: $(echo $bad | cut -c1-300)"; return 1; }
 		nm -g --defined-only "$lib" | grep -qw minivmm_create ||
@@ -91,9 +92,12 @@ t_embed_install_layout_and_exports() {
 	local fn missing=""
 	for fn in $(grep -oE '^MINIVMM_API [^(]*[ *](minivmm_[a-z0-9_]+)\(' "$u/include/minivmm.h" |
 		grep -oE 'minivmm_[a-z0-9_]+\($' | tr -d '('); do
-		nm -D --defined-only "$u/lib/libminivmm.so.$LIB_MAJOR.0.0" | grep -qw "$fn" || missing="$missing $fn"
+		nm -D --defined-only "$u/lib/libminivmm.so.$LIB_MAJOR.$LIB_MINOR.0" | grep -qw "$fn" || missing="$missing $fn"
 	done
 	[ -z "$missing" ] || { fail "declared in minivmm.h but not exported:$missing"; return 1; }
+	# Every function carries the version node of the soname (vmm/libminivmm.map).
+	objdump -T "$u/lib/libminivmm.so.$LIB_MAJOR.$LIB_MINOR.0" | grep -Eq " MINIVMM_$LIB_MAJOR +minivmm_write_stats\$" ||
+		{ fail "minivmm_write_stats is not versioned MINIVMM_$LIB_MAJOR: $(objdump -T "$u/lib/libminivmm.so.$LIB_MAJOR.$LIB_MINOR.0" | grep minivmm_write_stats)"; return 1; }
 	[ "$(grep -c '^MINIVMM_API' "$u/include/minivmm.h")" -ge 17 ] ||
 		{ fail "minivmm.h declares fewer API functions than expected"; return 1; }
 	# The header stands alone under strict flags.
@@ -104,7 +108,7 @@ t_embed_install_layout_and_exports() {
 		{ fail "minivmm.h alone does not compile: $(tr '\n' '|' < "$EMBED_BIN/header.log" | tail -c 400)"; return 1; }
 	local v
 	v=$(pkg-config --modversion minivmm)
-	[ "$v" = "$LIB_MAJOR.0.0" ] || fail "pkg-config --modversion: '$v'"
+	[ "$v" = "$LIB_MAJOR.$LIB_MINOR.0" ] || fail "pkg-config --modversion: '$v'"
 }
 
 # A program defining kvm_open, bus_add, vmm_err_set and guest_mem_init links
@@ -153,7 +157,7 @@ embed_appliance() {
 	rc=$?
 	[ $peer_rc = 0 ] || { fail "echo-check: $(tr '\n' ' ' < "$res"); appliance: $(tail -c 400 "$out" | tr '\n' '|')"; return 1; }
 	expect_rc 0 "$out" || return 1
-	expect_line "^appliance: libminivmm $LIB_MAJOR\.0 " "$out" &&
+	expect_line "^appliance: libminivmm $LIB_MAJOR\.$LIB_MINOR " "$out" &&
 		expect_line "^appliance: minivmm says: net0: tap ta \(created\), 2 queue pairs" "$out" &&
 		expect_line "^appliance: stats: net0 tap ta, 2/2 pairs active, 2 workers, rx [1-9][0-9]* tx" "$out" &&
 		expect_line "^appliance: the VM stopped: status 0 \(stopped by minivmm_stop\(\)\)" "$out" &&

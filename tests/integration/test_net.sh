@@ -151,6 +151,62 @@ t_net_sigusr1_prints_stats_while_running() {
 	[ "$(grep -c '^q0 ' "$OUT")" -ge 2 ] || fail "expected the table on SIGUSR1 and again at exit"
 }
 
+# net_vm_pid: the minivmm process net_vm_start started (under ip netns exec
+# and timeout).
+net_vm_pid() {
+	pgrep -P "$VM_PID" -x minivmm || pgrep -f "minivmm --kernel $TESTGUEST --cmdline $1" | head -1
+}
+
+# SIGUSR1 without --stats or --stats-file: the table, on stderr, anyway.
+t_net_sigusr1_prints_the_table_without_stats() {
+	net_vm_start usr1-plain "test=net-echo secs=60" --net tap=t0 || return 1
+	local pid
+	pid=$(net_vm_pid "test=net-echo secs=60")
+	[ -n "$pid" ] || { fail "cannot find the minivmm process"; return 1; }
+	kill -USR1 "$pid"
+	sleep 0.5
+	peer stop --dst 10.0.0.2 --port 5001 > /dev/null 2>&1
+	net_vm_wait
+	expect_rc 0 "$OUT" || return 1
+	expect_line "^vm: running, up [0-9.]+ s, 1 vCPU, 256 MiB" "$OUT" && expect_line "^q0 " "$OUT" || return 1
+	[ "$(grep -c '^q0 ' "$OUT")" = 1 ] || fail "expected the table once (on SIGUSR1), not at exit"
+}
+
+# --stats-file: a line every --stats-interval, one on SIGUSR1, a last one
+# once the guest stopped (with its exit status); each line parses; a new
+# file is 0600; none of it on stdout or stderr.
+t_net_stats_file_gets_periodic_sigusr1_and_final_lines() {
+	local sf="$TMP_ROOT/vm.stats"
+	rm -f "$sf"
+	net_vm_start stats-file "test=net-echo secs=60" --net tap=t0 --stats-file "$sf" --stats-interval 1 ||
+		return 1
+	ip netns exec "$NS" ping -c 3 -i 0.1 10.0.0.2 > /dev/null 2>&1
+	local pid
+	pid=$(net_vm_pid "test=net-echo secs=60")
+	[ -n "$pid" ] || { fail "cannot find the minivmm process"; return 1; }
+	kill -USR1 "$pid"
+	sleep 1.5
+	peer stop --dst 10.0.0.2 --port 5001 > /dev/null 2>&1
+	net_vm_wait
+	expect_rc 0 "$OUT" || return 1
+	expect_no_line '^\{|^vm: |^q0 ' "$OUT" || return 1
+	[ "$(stat -c %a "$sf")" = 600 ] || { fail "--stats-file made mode $(stat -c %a "$sf"), not 600"; return 1; }
+	python3 - "$sf" <<'PY' || { fail "--stats-file: $(tail -c 600 "$sf" | tr '\n' '|')"; return 1; }
+import json, sys
+text = open(sys.argv[1]).read()
+assert text.endswith("\n"), "the last line is whole"
+docs = [json.loads(l) for l in text.splitlines()]
+assert len(docs) >= 3, "%d lines, want a periodic one, the SIGUSR1 one and the last" % len(docs)
+# A periodic line may fall between the guest's stop and the last line.
+assert docs[0]["vm"]["state"] == "running" and docs[0]["vm"]["exit_status"] is None, docs[0]["vm"]
+last = docs[-1]
+assert last["vm"]["state"] == "stopped" and last["vm"]["exit_status"] == 0 and last["vm"]["stop_reason"], last["vm"]
+ups = [d["uptime_ms"] for d in docs]
+assert ups == sorted(ups), ups
+assert last["net"][0]["ifname"] == "t0" and last["net"][0]["queues"][0]["rx_frames"] >= 1, last["net"][0]
+PY
+}
+
 net_interrupt_path() {
 	local irq=$1; shift
 	net_vm_start irq "test=net-echo $irq secs=60" --net tap=t0 "$@" || return 1

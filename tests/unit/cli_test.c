@@ -419,3 +419,49 @@ Test(cli, usage_explains_every_net_key)
 	}
 	cr_assert_geq(n, 18);
 }
+
+Test(cli, stats_file_and_interval)
+{
+	struct cli_options o;
+	struct vmm_err e = { 0 };
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k"), 0);
+	cr_assert_null(o.stats_file);
+	cr_assert_eq(o.stats_interval, CLI_STATS_INTERVAL_DEFAULT);
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--stats-file", "/run/vm.stats"), 0, "%s", e.msg);
+	cr_assert_str_eq(o.stats_file, "/run/vm.stats");
+	cr_assert_eq(o.stats_interval, 60, "a minute unless told");
+	cr_assert_eq(o.stats, 0, "--stats-file alone prints nothing at exit");
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--stats-interval", "5", "--stats-file", "f",
+			   "--stats=json"), 0, "%s", e.msg);
+	cr_assert_eq(o.stats_interval, 5);
+	cr_assert_eq(o.stats, 2);
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--stats-file", "f", "--stats-interval", "0"), 0);
+	cr_assert_eq(o.stats_interval, 0, "0: only on SIGUSR1 and at exit");
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--stats-file", "f", "--stats-interval", "86400"), 0);
+}
+
+Test(cli, stats_file_and_interval_refusals)
+{
+	struct cli_options o;
+	struct vmm_err e = { 0 };
+	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "--stats-interval", "5"), 0);
+	cr_assert_str_eq(e.msg, "--stats-interval needs --stats-file");
+	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "--stats-file", ""), 0);
+	cr_assert_str_eq(e.msg, "--stats-file: no file name");
+	static char bad[][16] = { "x", "-1", "1.5", "86401", "", "99999999999" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "--stats-file", "f", "--stats-interval", bad[i]), 0,
+			     "'%s' refused", bad[i]);
+		char want[192];
+		snprintf(want, sizeof(want), "--stats-interval: '%s' is not a number of seconds from 0 to 86400",
+			 bad[i]);
+		cr_assert_str_eq(e.msg, want);
+	}
+	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "--stats-file", "a", "--stats-file", "b"), 0);
+	cr_assert(strstr(e.msg, "--stats-file given twice ('a' and 'b')"), "%s", e.msg);
+	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "--stats-file", "a", "--stats-interval", "1",
+			   "--stats-interval", "2"), 0);
+	cr_assert(strstr(e.msg, "--stats-interval given twice"), "%s", e.msg);
+	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "--stats-file"), 0);
+	cr_assert(strstr(e.msg, "--stats-file needs a value"), "%s", e.msg);
+}
