@@ -163,7 +163,7 @@ t_sigterm_stops_cleanly() {
 # The guest prints 300 lines (the queue is on), a marker without a newline
 # (the deferred flush), then spins SPIN ms without an exit and says so:
 # the marker must reach minivmm's stdout about SPIN ms before "spun" does
-# (allowed: 100 ms late, for a loaded machine; the bound is DRAIN_MS +
+# (allowed: 50 ms late, for a loaded machine; the bound is DRAIN_MS +
 # FLUSH_DELAY_MS = 9 ms).
 t_console_reaches_the_host_while_the_guest_polls() {
 	local spin=2000 msg
@@ -191,7 +191,7 @@ if t_marker is None or t_spun is None:
     sys.exit(f'marker or spun line missing: {buf[-400:]!r}')
 late = spin - (t_spun - t_marker) * 1000
 print(f'marker arrived {(t_spun - t_marker) * 1000:.0f} ms before "spun" ({late:.0f} ms late)')
-sys.exit(0 if late <= 100 else 1)
+sys.exit(0 if late <= 50 else 1)
 PY
 	) || { fail "the console held bytes back while the guest polled: $msg"; return 1; }
 }
