@@ -157,13 +157,18 @@ net_vm_pid() {
 	pgrep -P "$VM_PID" -x minivmm || pgrep -f "minivmm --kernel $TESTGUEST --cmdline $1" | head -1
 }
 
+# net_vm_usr1 CMDLINE: SIGUSR1 to the minivmm net_vm_start started.
+net_vm_usr1() {
+	local pid
+	pid=$(net_vm_pid "$1")
+	[ -n "$pid" ] || { fail "cannot find the minivmm process"; return 1; }
+	kill -USR1 "$pid"
+}
+
 # SIGUSR1 without --stats or --stats-file: the table, on stderr, anyway.
 t_net_sigusr1_prints_the_table_without_stats() {
 	net_vm_start usr1-plain "test=net-echo secs=60" --net tap=t0 || return 1
-	local pid
-	pid=$(net_vm_pid "test=net-echo secs=60")
-	[ -n "$pid" ] || { fail "cannot find the minivmm process"; return 1; }
-	kill -USR1 "$pid"
+	net_vm_usr1 "test=net-echo secs=60" || return 1
 	sleep 0.5
 	peer stop --dst 10.0.0.2 --port 5001 > /dev/null 2>&1
 	net_vm_wait
@@ -181,10 +186,7 @@ t_net_stats_file_gets_periodic_sigusr1_and_final_lines() {
 	net_vm_start stats-file "test=net-echo secs=60" --net tap=t0 --stats-file "$sf" --stats-interval 1 ||
 		return 1
 	ip netns exec "$NS" ping -c 3 -i 0.1 10.0.0.2 > /dev/null 2>&1
-	local pid
-	pid=$(net_vm_pid "test=net-echo secs=60")
-	[ -n "$pid" ] || { fail "cannot find the minivmm process"; return 1; }
-	kill -USR1 "$pid"
+	net_vm_usr1 "test=net-echo secs=60" || return 1
 	sleep 1.5
 	peer stop --dst 10.0.0.2 --port 5001 > /dev/null 2>&1
 	net_vm_wait

@@ -67,24 +67,25 @@ Test(pvpanic, reads_the_events_it_handles_like_qemu)
 	cr_expect_eq(f.stops.n, 0, "reads stop nothing");
 }
 
-Test(pvpanic, panicked_stops_with_the_panic_status)
+/* One event byte stops the VM once, with the panic status and REASON. */
+static void expect_event_stops(uint8_t event, const char *reason)
 {
 	struct fixture f;
 	setup(&f);
-	write_byte(&f, 0, PVPANIC_PANICKED);
+	write_byte(&f, 0, event);
 	cr_expect_eq(f.stops.n, 1);
 	cr_expect_eq(f.stops.status, MINIVMM_EXIT_GUEST_PANIC);
-	cr_expect_str_eq(f.stops.reason, "guest panicked (pvpanic)");
+	cr_expect_str_eq(f.stops.reason, reason);
+}
+
+Test(pvpanic, panicked_stops_with_the_panic_status)
+{
+	expect_event_stops(PVPANIC_PANICKED, "guest panicked (pvpanic)");
 }
 
 Test(pvpanic, crash_loaded_stops_with_the_panic_status)
 {
-	struct fixture f;
-	setup(&f);
-	write_byte(&f, 0, PVPANIC_CRASH_LOADED);
-	cr_expect_eq(f.stops.n, 1);
-	cr_expect_eq(f.stops.status, MINIVMM_EXIT_GUEST_PANIC);
-	cr_expect_str_eq(f.stops.reason, "guest panicked (pvpanic: crash kernel loaded)");
+	expect_event_stops(PVPANIC_CRASH_LOADED, "guest panicked (pvpanic: crash kernel loaded)");
 }
 
 Test(pvpanic, wide_writes_carry_the_event_in_the_low_byte)

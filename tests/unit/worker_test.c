@@ -282,19 +282,27 @@ Test(worker, uring_probe_accepts_this_kernel)
 	cr_assert_eq(net_uring_probe(&err), 0, "%s", err.msg);
 }
 
+/* The lists of a tap device with both engines, and a spawner confined
+ * with its own (as minivmm starts workers). */
+static struct spawner *confined_spawner(struct confine *c)
+{
+	struct confine_needs n = { .net = true, .tap = true, .uring = true, .epoll = true,
+				   .kick_signal = SIGRTMIN + 1, .pid = getpid() };
+	struct vmm_err err = { 0 };
+	cr_assert_eq(seccomp_lists_build(c, &n, MINIVMM_SECCOMP_ON, SECCOMP_ALL_ROLES, &err), 0, "%s", err.msg);
+	struct spawner *s;
+	cr_assert_eq(spawner_start(&s, c, &err), 0, "%s", err.msg);
+	return s;
+}
+
 /* Both engines as minivmm runs them: started through a spawner confined
  * with its list, each worker setting up under that filter and then
  * installing its own. Only the spawner and the workers are confined (the
  * test's own thread is not): a call missing from a list kills the test. */
 Test(worker, confined_workers_started_by_a_confined_spawner_carry_every_frame, .timeout = 30)
 {
-	struct confine_needs n = { .net = true, .tap = true, .uring = true, .epoll = true,
-				   .kick_signal = SIGRTMIN + 1, .pid = getpid() };
 	struct confine c = { .filters = true };
-	struct vmm_err err = { 0 };
-	cr_assert_eq(seccomp_lists_build(&c, &n, MINIVMM_SECCOMP_ON, SECCOMP_ALL_ROLES, &err), 0, "%s", err.msg);
-	struct spawner *s;
-	cr_assert_eq(spawner_start(&s, &c, &err), 0, "%s", err.msg);
+	struct spawner *s = confined_spawner(&c);
 	for (int engine = 0; engine < 2; engine++) {
 		struct wenv *e = wenv_new(4, FRAMES_PER_QP, open_quiet_socket);
 		struct net_worker *w = wenv_start_confined(e, engine ? NET_ENGINE_EPOLL : NET_ENGINE_URING, &c, s);
@@ -344,13 +352,8 @@ Test(worker, a_stopped_worker_leaves_its_backend_fds_to_their_owner, .timeout = 
 		  "uring fixed-files=off,defer-taskrun=off" },
 		{ NET_ENGINE_EPOLL, { 0 }, "epoll" },
 	};
-	struct confine_needs n = { .net = true, .tap = true, .uring = true, .epoll = true,
-				   .kick_signal = SIGRTMIN + 1, .pid = getpid() };
 	struct confine c = { .filters = true };
-	struct vmm_err err = { 0 };
-	cr_assert_eq(seccomp_lists_build(&c, &n, MINIVMM_SECCOMP_ON, SECCOMP_ALL_ROLES, &err), 0, "%s", err.msg);
-	struct spawner *s;
-	cr_assert_eq(spawner_start(&s, &c, &err), 0, "%s", err.msg);
+	struct spawner *s = confined_spawner(&c);
 	/* Stands for guest RAM with fixed-buffers=on: registered, pinned. */
 	size_t ram_size = 1 << 20;
 	uint8_t *ram = aligned_alloc(4096, ram_size);
