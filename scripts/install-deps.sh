@@ -7,7 +7,9 @@
 #          static build) for the AF_XDP backend. `make` itself installs
 #          nothing: it names what is missing (scripts/check-build-deps.sh)
 #   demo   run `make demo` (iproute2 for its network namespace and tap, ping)
-#   unit   run the unit tests (the loader test reads Debian's own bzImage)
+#   unit   run the unit tests (the loader test reads Debian's own bzImage;
+#          iasl disassembles the ACPI tables; git lists the files the
+#          licence and build checks read)
 #   test   run the integration tests (network namespaces, taps, QEMU peer, dtc,
 #          git for the licence check and the benchmark baseline,
 #          man for the man-page check, gdb for the backtraces of a hung minivmm,
@@ -27,7 +29,7 @@ set -eu
 pkgs_build="gcc binutils make libc6-dev liburing-dev libfdt-dev libseccomp-dev libjansson-dev libcriterion-dev pkg-config \
  libxdp-dev libbpf-dev libelf-dev zlib1g-dev"
 pkgs_demo="iproute2 iputils-ping"
-pkgs_unit="linux-image-amd64 acpica-tools"
+pkgs_unit="linux-image-amd64 acpica-tools git"
 pkgs_test="git iproute2 iputils-ping qemu-system-x86 python3 device-tree-compiler man-db gdb procps"
 pkgs_bench="qemu-system-x86 qemu-system-data gnuplot-nox python3 iproute2 ethtool iperf3 busybox-static \
  libxdp-dev libbpf-dev"

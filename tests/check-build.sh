@@ -22,7 +22,11 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # The working tree as it is (committed or not), without .git.
 src=$tmp/src
 mkdir -p "$src"
-(cd "$repo" && git ls-files --cached --others --exclude-standard -z | xargs -0 tar cf - 2>/dev/null) | tar xf - -C "$src"
+if command -v git >/dev/null 2>&1 && git -C "$repo" rev-parse --git-dir >/dev/null 2>&1; then
+	(cd "$repo" && git ls-files --cached --others --exclude-standard -z | xargs -0 tar cf -) | tar xf - -C "$src"
+else   # a release tarball: everything but the build directories
+	(cd "$repo" && tar cf - --exclude='./build*' --exclude=./.git .) | tar xf - -C "$src"
+fi
 [ ! -e "$src/.git" ] || fail "the copy has a .git"
 
 # 1. A missing header: one line, naming the package; nothing built.

@@ -6,9 +6,17 @@
 # nested-test kernel cache), captured results, plots, corpora, test data.
 cd "$(dirname "$0")/.." || exit 2
 [ -f LICENSE ] || { echo "spdx: no LICENSE file" >&2; exit 1; }
-git rev-parse --git-dir >/dev/null 2>&1 || { echo "spdx: not a git checkout, nothing to check"; exit 0; }
+# The project's files: git's list in a checkout, else every file outside
+# the build directories (a release tarball).
+files() {
+	if command -v git >/dev/null 2>&1 && git rev-parse --git-dir >/dev/null 2>&1; then
+		git ls-files --cached --others --exclude-standard
+	else
+		find . -path './build*' -prune -o -path './.git' -prune -o -type f -print | sed 's|^\./||'
+	fi
+}
 bad=0 n=0
-for f in $(git ls-files --cached --others --exclude-standard); do
+for f in $(files); do
 	[ -f "$f" ] || continue
 	case "$f" in
 	LICENSE|VERSION|*.md|*.config|*.png|*.csv|*.json|*.out|*.txt|*.log|*.supp|*.gitignore) continue ;;
