@@ -586,7 +586,7 @@ def plots(rows, outdir, M):
     with open(gpf, 'w') as f:
         f.write('\n'.join(gp) + '\n')
     try:
-        p = subprocess.run(['gnuplot', gpf], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        p = subprocess.run(['gnuplot', gpf], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if p.returncode:
             log('gnuplot failed:', p.stdout[-500:])
     except FileNotFoundError:
@@ -598,7 +598,7 @@ _cairo = []
 
 def has_cairo():
     if not _cairo:
-        p = subprocess.run(['gnuplot', '-e', 'set terminal'], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        p = subprocess.run(['gnuplot', '-e', 'set terminal'], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            text=True) if os.path.exists('/usr/bin/gnuplot') else None
         _cairo.append(bool(p and 'pngcairo' in p.stdout))
     return _cairo[0]

@@ -13,7 +13,9 @@
 #   test   run the integration tests (network namespaces, taps, QEMU peer, dtc,
 #          git for the licence check and the benchmark baseline,
 #          man for the man-page check, gdb for the backtraces of a hung minivmm,
-#          procps for pgrep)
+#          procps for pgrep; busybox-static, cpio, xz-utils and kmod for
+#          the emulated KVM a host without /dev/kvm runs them under,
+#          tests/with-kvm.sh)
 #   linux  build the nested Linux test environment (kernels, initramfs), and
 #          the outer guest's emulator: QEMU from bookworm-backports, unpacked
 #          beside the host's QEMU 7.2, not installed (tests/linux/outer-qemu.sh)
@@ -30,7 +32,8 @@ pkgs_build="gcc binutils make libc6-dev liburing-dev libfdt-dev libseccomp-dev l
  libxdp-dev libbpf-dev libelf-dev zlib1g-dev"
 pkgs_demo="iproute2 iputils-ping"
 pkgs_unit="linux-image-amd64 acpica-tools git"
-pkgs_test="git iproute2 iputils-ping qemu-system-x86 python3 device-tree-compiler man-db gdb procps"
+pkgs_test="git iproute2 iputils-ping qemu-system-x86 python3 device-tree-compiler man-db gdb procps \
+ busybox-static cpio xz-utils kmod"
 pkgs_bench="qemu-system-x86 qemu-system-data gnuplot-nox python3 iproute2 ethtool iperf3 busybox-static \
  libxdp-dev libbpf-dev"
 pkgs_fuzz="clang libclang-rt-14-dev"

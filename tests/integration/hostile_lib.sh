@@ -194,8 +194,6 @@ hv_sampler_stop() {
 	[ -n "$CPU_LINE" ] || CPU_LINE="window 0 cpu 0 util 0 peak 0 busiest none 0 threads 0 (no sample)"
 }
 
-# hv_cpu_ok LIMIT: the net0-* threads used at most LIMIT of a core over the
-# sampled window (plus 20 ms for thread start-up in short windows).
 # hv_cpu_ok LIMIT: the workers' CPU in the window was at most LIMIT cores,
 # plus 20 ms, plus what each worker thread's start may cost on this backend
 # (hv_start_cpu). Spinning is CPU for as long as the window lasts; a start

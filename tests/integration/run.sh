@@ -15,7 +15,7 @@ preflight() {
 	[ -x "${REAL_MINIVMM:-$MINIVMM}" ] || { echo "preflight: ${REAL_MINIVMM:-$MINIVMM} not built (run make)"; return 1; }
 	[ -z "${NET_EXTRA:-}" ] || echo "# every --net gets ,$NET_EXTRA"
 	[ -f "$TESTGUEST" ] || { echo "preflight: $TESTGUEST not built (run make)"; return 1; }
-	[ -w /dev/kvm ] || { echo "preflight: /dev/kvm is missing or not writable: integration tests need KVM"; return 1; }
+	[ -w /dev/kvm ] || { echo "preflight: /dev/kvm is missing or not writable: integration tests need KVM (make runs them through tests/with-kvm.sh, which emulates it)"; return 1; }
 }
 
 run_test() {
@@ -43,6 +43,17 @@ done
 
 # Arguments: glob patterns of test names to run (any of them); none: all.
 patterns=("$@")
+# Under emulated KVM (tests/with-kvm.sh) every guest is 5-10x slower: the
+# suite runs its emulated selection, EMULATED_TESTS (patterns, replacing the
+# arguments) less EMULATED_EXCLUDE, and says what it left out.
+emulated=0
+if [ -n "${MINIVMM_EMULATED_KVM:-}" ]; then
+	emulated=1
+	[ -z "${EMULATED_TESTS:-}" ] || read -ra patterns <<< "$EMULATED_TESTS"
+	what="the tests asked for"
+	[ -z "${EMULATED_TESTS:-}" ] || what="only $EMULATED_TESTS"
+	echo "# emulated KVM: running $what${EMULATED_EXCLUDE:+, less $EMULATED_EXCLUDE}"
+fi
 selected() {
 	[ ${#patterns[@]} -eq 0 ] && return 0
 	local p
@@ -58,17 +69,23 @@ fi
 # EXCLUDE="GLOB ..." (with EXCLUDE_WHY): tests left out of this run, said
 # in one line (the io_uring variants leave out the engine=epoll tests, which
 # their io_uring-only keys would not change).
-excluded=()
+excluded=() emu_excluded=()
 read -ra exclude_pats <<< "${EXCLUDE:-}"
+emu_pats=()
+[ $emulated = 0 ] || read -ra emu_pats <<< "${EMULATED_EXCLUDE:-}"
 for t in $(declare -F | awk '{print $3}' | grep '^t_' | sed 's/^t_//'); do
 	selected "$t" || continue
 	skip=0
 	for p in "${exclude_pats[@]}"; do [[ "$t" == $p ]] && skip=1; done
 	if [ $skip = 1 ]; then excluded+=("$t"); continue; fi
+	for p in "${emu_pats[@]}"; do [[ "$t" == $p ]] && skip=1; done
+	if [ $skip = 1 ]; then emu_excluded+=("$t"); continue; fi
 	run_test "$t"
 done
 [ ${#excluded[@]} -eq 0 ] ||
 	echo "# not run here (${EXCLUDE_WHY:-EXCLUDE=$EXCLUDE}): ${#excluded[@]} tests: ${excluded[*]}"
+[ ${#emu_excluded[@]} -eq 0 ] ||
+	echo "# not run under emulated KVM (they run where /dev/kvm is real): ${#emu_excluded[@]} tests: ${emu_excluded[*]}"
 declare -F netns_cleanup > /dev/null && netns_cleanup
 rm -rf "$TMP_ROOT"
 [ ${#failures[@]} -eq 0 ] || echo "failed: ${failures[*]}"

@@ -75,7 +75,7 @@ mkdir -p /new/tmp/emulated-kvm-out
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=1048576 out /new/tmp/emulated-kvm-out
 chroot /new /bin/bash -c 'export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 	modprobe kvm_amd && modprobe tun && modprobe veth && modprobe bridge
-	bash /tmp/emulated-kvm-out/job.sh > /tmp/emulated-kvm-out/log 2>&1; echo \$? > /tmp/emulated-kvm-out/status'
+	bash /tmp/emulated-kvm-out/job.sh < /dev/null > /tmp/emulated-kvm-out/log 2>&1; echo \$? > /tmp/emulated-kvm-out/status'
 sync
 poweroff -f
 EOF
