@@ -251,14 +251,16 @@ endif
 # Every suite that boots guests runs through tests/with-kvm.sh: here where
 # /dev/kvm is, else under emulated KVM (QEMU TCG with nested SVM: function
 # only, 5-10x slower). There each suite runs its emulated selection, sized so
-# that make test stays within 25 minutes: the plain run has every test but
-# the engine=epoll twins of the hostile-guest tests (their io_uring twins and
-# every other epoll test run); the sanitizer, TSan and io_uring-variant runs
-# take the tests that move the most traffic through the most threads.
-EMU_PLAIN_EXCLUDE := hostile_*_epoll
+# that make test stays within 25 minutes: the sanitizer, TSan and
+# io_uring-variant runs take the tests that move the most traffic through
+# the most threads; the plain run has every other test but the hostile-guest
+# tests over the packet backend and with engine=epoll (they run over tap and
+# AF_XDP with io_uring; every other epoll test runs), and repeats the
+# restart tests fewer times.
 EMU_SAN_TESTS     := net_echo_100k_mixed_sizes_uring mq_four_queues_all_carry_traffic packet_echo_q1_recv xdp_echo_mixed_sizes_uring hostile_mmio_garbage_tap_uring
-EMU_TSAN_TESTS    := mq_four_queues_all_carry_traffic xdp_multiqueue_every_queue_carries_traffic net_guest_gen_counted_without_gaps_epoll
-EMU_VARIANT_TESTS := net_echo_100k_mixed_sizes_uring mq_four_queues_all_carry_traffic
+EMU_TSAN_TESTS    := mq_threads_1_and_per_queue_echo xdp_multiqueue_every_queue_carries_traffic
+EMU_VARIANT_TESTS := net_echo_100k_mixed_sizes_uring
+EMU_PLAIN_EXCLUDE := hostile_*_epoll hostile_*_pkt_* $(EMU_SAN_TESTS) $(EMU_TSAN_TESTS)
 WITH_KVM := tests/with-kvm.sh
 
 integration-test: $(BIN) $(LIB_ALL) testguest $(TEST_TOOLS)

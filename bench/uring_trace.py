@@ -24,7 +24,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ceilings import Blaster  # noqa: E402
 from common import PORT  # noqa: E402
-from vm import VM, guest_fields, resolve_guest, stop_guest  # noqa: E402
+from vm import VM, guest_fields, resolve_guest, stop_guest_and_wait  # noqa: E402
 
 TRACING = '/sys/kernel/tracing'
 EVENTS = ('io_uring_submit_req', 'io_uring_poll_arm', 'io_uring_complete')
@@ -164,8 +164,7 @@ def main():
         tids = {int(t) for t in os.listdir(f'/proc/{vm.pid}/task')}
         bj = bl.wait(a.secs + 30)
         time.sleep(0.2)
-        stop_guest('tap', PORT)
-        vm.wait(15)
+        stop_guest_and_wait(vm, 'tap', PORT, 15)
         lost = inst.lost()
         c = count(inst.lines(), tids)
     finally:

@@ -189,6 +189,21 @@ def stop_guest(backend, port):
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def stop_guest_and_wait(vm, backend, port, timeout):
+    """Stop the guest's test and wait for minivmm (or QEMU) to exit: the stop
+    datagrams are sent again every half second while it runs, since they
+    can be lost behind a full RX queue the guest is still working through
+    (a slow guest: nested, or under emulated KVM). Returns the exit status."""
+    end = time.monotonic() + timeout
+    while vm.p.poll() is None and time.monotonic() < end:
+        stop_guest(backend, port)
+        try:
+            vm.p.wait(0.5)
+        except subprocess.TimeoutExpired:
+            pass
+    return vm.wait(max(0.1, end - time.monotonic()))
+
+
 def resolve_guest(backend):
     """One ping: the guest's MAC is resolved (and learnt by the bridge) before traffic."""
     subprocess.run(['ping', '-c', '1', '-W', '1', guest_ip(backend)], stdout=subprocess.DEVNULL,

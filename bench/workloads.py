@@ -12,7 +12,7 @@ import time
 from ceilings import Blaster, xdp_cleanup
 from common import PORT, TAP, VETH_HOST, VETH_VM, guest_ip
 from sample import ifdelta, snap, vmm_window, window_metrics
-from vm import VM, guest_fields, netpeer, parse_json_out, peer_cpu, resolve_guest, stop_guest, worker_ns
+from vm import VM, guest_fields, netpeer, parse_json_out, peer_cpu, resolve_guest, stop_guest_and_wait, worker_ns
 
 
 def _exit_drops(js):
@@ -99,8 +99,7 @@ def run_rx(cfg, size, M, tmp, key):
         b, s1 = snap(vm.pid), vm.stats_now()
         out, _ = snd.communicate(timeout=60)
         time.sleep(0.2)
-        stop_guest(cfg['backend'], PORT)
-        rc = vm.wait(10)
+        rc = stop_guest_and_wait(vm, cfg['backend'], PORT, 10)
         sj = parse_json_out(out)
         if sj.get('rate_pps'):
             SEND_EST[(key, size)] = SEND_EST[size] = sj['rate_pps']
@@ -155,8 +154,7 @@ def run_rxb(cfg, size, M, tmp):
         b, s1 = snap(vm.pid), vm.stats_now()
         bj = bl.wait(dur + 30)
         time.sleep(0.2)
-        stop_guest(be, PORT)
-        rc = vm.wait(10)
+        rc = stop_guest_and_wait(vm, be, PORT, 10)
         g = guest_fields(vm.text(), r'net-sink done')
         if not g:
             raise RuntimeError('net-sink printed no counters: ' + ' | '.join(vm.text().strip().splitlines()[-2:]))
@@ -203,8 +201,7 @@ def run_idle(cfg, M, tmp):
         a, s0 = snap(vm.pid), vm.stats_now()
         time.sleep(M['idle'])
         b, s1 = snap(vm.pid), vm.stats_now()
-        stop_guest(cfg['backend'], PORT)
-        rc = vm.wait(10)
+        rc = stop_guest_and_wait(vm, cfg['backend'], PORT, 10)
         r = window_metrics(a, b, lambda x, y: None)
         r.update(vmm_window(s0, s1))
         r.update(rc=rc)
@@ -241,8 +238,7 @@ def run_rr(cfg, size, sessions_list, M, tmp):
             r.update(sessions=n, rr_sent=j.get('sent'), rr_received=j.get('received'), rr_lost=j.get('lost'),
                      rr_corrupt=j.get('corrupt'), rr_result=j.get('result'))
             res.append(r)
-        stop_guest(cfg['backend'], PORT)
-        rc = vm.wait(15)
+        rc = stop_guest_and_wait(vm, cfg['backend'], PORT, 15)
         g = guest_fields(vm.text(), r'net-echo done')
         ns, fr = worker_ns(vm.exit_json())
         for r in res:

@@ -293,10 +293,10 @@ net_restart_same_tap() {
 	ip -n "$NS" tuntap add t0 mode tap && netns_link_up "$NS" t0 &&
 		ip -n "$NS" tuntap add t4 mode tap multi_queue && netns_link_up "$NS" t4 ||
 		{ fail "cannot create the taps"; return 1; }
-	net_restart_loop "$engine" 50 t0 1 || return 1
-	net_restart_loop "$engine" 10 t4 4 || return 1
-	net_restart_loop "$engine" 10 tnew 1 || return 1
-	net_restart_loop "$engine" 10 tnew 4 || return 1
+	net_restart_loop "$engine" "$(runs_here 50 10)" t0 1 || return 1
+	net_restart_loop "$engine" "$(runs_here 10 3)" t4 4 || return 1
+	net_restart_loop "$engine" "$(runs_here 10 3)" tnew 1 || return 1
+	net_restart_loop "$engine" "$(runs_here 10 3)" tnew 4 || return 1
 	! ip -n "$NS" link show tnew > /dev/null 2>&1 || { fail "the tap minivmm made outlived it"; return 1; }
 }
 

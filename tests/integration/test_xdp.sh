@@ -476,6 +476,8 @@ t_xdp_bad_setups_refused() {
 	xdp_ns || return 1
 	xdp_refuses "^minivmm: xdp backend: no interface 'nope0'$" -- --net xdp=nope0 || return 1
 	xdp_refuses "^minivmm: --net xdp=IFACE: the host interface is required" -- --net xdp= || return 1
+	# Never on the namespace's loopback: its traffic would go to the guest.
+	xdp_refuses "^minivmm: xdp backend: 'lo' is a loopback interface" -- --net xdp=lo || return 1
 	xdp_refuses "^minivmm: .*'v0' has 1 receive and 1 transmit queues, fewer than queues=4 \(a veth .*numrxqueues 4 numtxqueues 4" \
 		-- --net xdp=v0,queues=4 || return 1
 	xdp_refuses "^minivmm: .*'v0' \(driver veth\) has no AF_XDP zero-copy support: use xdp-zero-copy=off$" \
@@ -526,7 +528,7 @@ t_xdp_restart_on_the_same_interface() {
 	local engine queues i out="$TMP_ROOT/xdp-restart.out"
 	for engine in uring epoll; do
 		for queues in 1 4; do
-			for ((i = 1; i <= 5; i++)); do
+			for ((i = 1; i <= $(runs_here 5 2); i++)); do
 				ip netns exec "$NS" timeout -k 5 30 "$MINIVMM" --kernel "$TESTGUEST" --cpus "$queues" \
 					--net "xdp=v0,queues=$queues,engine=$engine" --cmdline "test=net-up queues=$queues" \
 					< /dev/null > "$out" 2>&1
