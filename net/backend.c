@@ -3,6 +3,8 @@
 #include "net/backend.h"
 
 #include <errno.h>
+#include <net/if.h>
+#include <net/if_arp.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -55,4 +57,22 @@ bool net_iface_is_up(const char *ifname)
 	bool up = ioctl(fd, SIOCGIFFLAGS, &ifr) == 0 && (ifr.ifr_flags & IFF_UP);
 	close(fd);
 	return up;
+}
+
+int net_iface_check_bindable(int fd, const char *what, const char *name, struct vmm_err *err)
+{
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", name);
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0 && (ifr.ifr_flags & IFF_LOOPBACK))
+		return vmm_err_set(err, EINVAL,
+				   "%s: '%s' is a loopback interface: a guest bound to it would see and send the host's own loopback traffic (use a veth, a bridge port or a NIC)",
+				   what, name);
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", name);
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr) == 0 && ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER)
+		return vmm_err_set(err, EINVAL,
+				   "%s: '%s' does not carry Ethernet frames (link type %u), and the guest's virtio-net sends and receives Ethernet (use a veth, a bridge port or a NIC)",
+				   what, name, (unsigned)ifr.ifr_hwaddr.sa_family);
+	return 0;
 }

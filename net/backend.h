@@ -169,6 +169,15 @@ unsigned long long net_backend_take_drops(struct net_backend *b, unsigned q);
  * op: a socket can be bound to it again). */
 bool net_iface_is_up(const char *ifname);
 
+/* The packet and xdp backends bind a guest to an existing interface NAME:
+ * refused (EINVAL, one line naming why; WHAT starts it, e.g. "packet
+ * backend") when it is a loopback interface (the guest would see every
+ * loopback frame of the namespace and could inject onto it; with xdp it
+ * would take them from the host) or does not carry Ethernet frames (a tun,
+ * wireguard, sit: the guest's virtio-net speaks Ethernet). FD: any socket to
+ * ask the interface's flags and link type with. */
+int net_iface_check_bindable(int fd, const char *what, const char *name, struct vmm_err *err);
+
 /* The kinds, for net_backend_create (tap.c, packet.c, xdp.c). */
 int tap_backend_create(const struct net_backend_config *cfg, struct net_backend **out,
 		       struct vmm_err *err);

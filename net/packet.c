@@ -146,6 +146,9 @@ static int packet_check_interface(struct packet_backend *pb, int fd, struct vmm_
 	pb->ifindex = if_nametoindex(name);
 	if (pb->ifindex == 0)
 		return vmm_err_set(err, ENODEV, "packet backend: no interface '%s'", name);
+	int rc = net_iface_check_bindable(fd, "packet backend", name, err);
+	if (rc)
+		return rc;
 	struct ifreq ifr;
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", name);

@@ -40,6 +40,11 @@ int xdp_iface_query(const char *name, struct xdp_iface *info, struct vmm_err *er
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return vmm_err_sys(err, errno, "xdp backend: a socket to ask about '%s'", name);
+	int rc = net_iface_check_bindable(fd, "xdp backend", name, err);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
 	struct ifreq ifr;
 	memset(&ifr, 0, sizeof(ifr));
 	if (iface_ioctl(fd, name, SIOCGIFFLAGS, &ifr) == 0)

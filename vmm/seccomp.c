@@ -336,8 +336,8 @@ static const struct seccomp_rule rules[] = {
 	  ARGS(ONE_OF(0, "domain", AF_UNIX, AF_INET), ONE_OF(1, "type", SOCK_DGRAM | SOCK_CLOEXEC),
 	       ONE_OF(2, "protocol", 0)),
 	  .why = "a socket to ask about the interface (if_nametoindex, SIOCGIFFLAGS)" },
-	IOCTL(RL_LINK, W_PACKET | W_XDP, "the interface's index, state and MTU", SIOCGIFINDEX, SIOCGIFFLAGS,
-	      SIOCGIFMTU),
+	IOCTL(RL_LINK, W_PACKET | W_XDP, "the interface's index, state, MTU and link type", SIOCGIFINDEX,
+	      SIOCGIFFLAGS, SIOCGIFHWADDR, SIOCGIFMTU),
 	PACKET_SOCKET_RULES(RL_LINK, W_PACKET),
 	/* xdp: the program loaded at set-up stays loaded; a returning
 	 * interface gets a new link to it (xdp_prog_relink), every queue is

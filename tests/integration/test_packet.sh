@@ -257,6 +257,13 @@ t_packet_bad_setups_refused() {
 	pkt_ns || return 1
 	pkt_refuses "^minivmm: .*'nope0'" --net packet=nope0 || return 1
 	pkt_refuses "^minivmm: --net packet=IFACE: the host interface is required" --net packet= || return 1
+	# Never a guest on the namespace's loopback, or on an interface without
+	# Ethernet frames (a tun in L3 mode: link type 65534, ARPHRD_NONE).
+	pkt_refuses "^minivmm: packet backend: 'lo' is a loopback interface: a guest bound to it would see and send the host's own loopback traffic" \
+		--net packet=lo || return 1
+	ip -n "$NS" tuntap add mode tun name l3tun0 || { fail "cannot make a tun in $NS"; return 1; }
+	pkt_refuses "^minivmm: packet backend: 'l3tun0' does not carry Ethernet frames \(link type 65534\)" \
+		--net packet=l3tun0 || return 1
 	ip -n "$NS" link set v0 mtu 1000 || { fail "cannot set the MTU of v0"; return 1; }
 	pkt_refuses "^minivmm: .*'v0'.*MTU 1000.*1500" --net packet=v0 || return 1
 	ip -n "$NS" link set v0 mtu 1500 && ip -n "$NS" link set v0 down ||
