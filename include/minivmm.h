@@ -15,6 +15,10 @@
  * Errors: functions that can fail return a negative errno and, where there
  * is an errbuf, one line saying what is wrong. The library never prints
  * (lines go to cfg->log), never exits and never aborts on bad input.
+ * Every pointer argument is checked: a NULL one that is needed returns
+ * -EINVAL (minivmm_run too), with "<function>: <argument> is NULL" in
+ * errbuf; functions that return nothing do nothing, minivmm_net_count
+ * returns 0 and minivmm_stop_reason "". errbuf itself may be NULL.
  *
  * Threads the library creates (all named, see `top -H`):
  *   vcpu<i>            one per vCPU, running KVM_RUN

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Configuration defaults and the validator (see vmm/config.h). */
 #include "vmm/config.h"
+#include "vmm/api_args.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -10,6 +11,8 @@
 
 void minivmm_config_init(struct minivmm_config *cfg)
 {
+	if (!cfg)
+		return;
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->ncpus = 1;
 	cfg->mem_size = MINIVMM_DEFAULT_MEM;
@@ -26,6 +29,8 @@ void minivmm_config_init(struct minivmm_config *cfg)
 
 void minivmm_net_config_init(struct minivmm_net_config *net)
 {
+	if (!net)
+		return;
 	memset(net, 0, sizeof(*net));
 	net->backend = MINIVMM_NET_TAP;
 	net->queues = 1;
@@ -173,7 +178,9 @@ static int net_check_cpus(const struct minivmm_net_config *net, struct vmm_err *
 static int net_check_mac(const struct minivmm_net_config *net, struct vmm_err *err)
 {
 	const unsigned char *m = net->mac;
-	if (net->mac_set && (m[0] & 1))   /* multicast addresses cannot name a NIC */
+	static const unsigned char zero[6];
+	/* Multicast addresses and 00:00:00:00:00:00 cannot name a NIC. */
+	if (net->mac_set && ((m[0] & 1) || memcmp(m, zero, sizeof(zero)) == 0))
 		return vmm_err_set(err, EINVAL,
 				   "--net mac: '%02x:%02x:%02x:%02x:%02x:%02x' is not a unicast MAC such as 02:00:00:00:00:01",
 				   m[0], m[1], m[2], m[3], m[4], m[5]);
@@ -426,9 +433,10 @@ int config_validate(const struct minivmm_config *cfg, struct vmm_err *err)
 
 int minivmm_config_validate(const struct minivmm_config *cfg, char *errbuf, size_t errlen)
 {
+	API_REQUIRE(cfg);
 	struct vmm_err err = { 0 };
 	int rc = config_validate(cfg, &err);
-	if (rc && errbuf && errlen)
-		snprintf(errbuf, errlen, "%s", err.msg);
+	if (rc)
+		api_errbuf(errbuf, errlen, "%s", err.msg);
 	return rc;
 }

@@ -3,6 +3,7 @@
  * and KVM produce it, for comparing with another VMM (QEMU -cpu host) or
  * recording a host for the unit tests. */
 #include "vmm/cpuid_dump.h"
+#include "vmm/api_args.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -159,6 +160,7 @@ int cpuid_dump(FILE *out, enum cpuid_dump_what what, unsigned ncpus, struct vmm_
 int minivmm_cpuid_dump(FILE *out, enum minivmm_cpuid_dump_what what, unsigned ncpus, char *errbuf,
 		       size_t errlen)
 {
+	API_REQUIRE(out);
 	struct vmm_err err = { 0 };
 	int rc;
 	if (what != MINIVMM_CPUID_DUMP_GUEST && what != MINIVMM_CPUID_DUMP_SUPPORTED)
@@ -168,7 +170,7 @@ int minivmm_cpuid_dump(FILE *out, enum minivmm_cpuid_dump_what what, unsigned nc
 				 MINIVMM_MAX_CPUS);
 	else
 		rc = cpuid_dump(out, (enum cpuid_dump_what)what, ncpus, &err);
-	if (rc && errbuf && errlen)
-		snprintf(errbuf, errlen, "%s", err.msg);
+	if (rc)
+		api_errbuf(errbuf, errlen, "%s", err.msg);
 	return rc;
 }

@@ -4,6 +4,7 @@
  * LAPIC, COM1, the virtio-mmio transports with their windows and GSIs, and
  * the pvpanic register. */
 #include "vmm/dtb.h"
+#include "vmm/api_args.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -87,14 +88,16 @@ int vm_build_dtb(struct minivmm *vm, struct vmm_err *err)
 
 int minivmm_write_dtb(const struct minivmm *vm, const char *path, char *errbuf, size_t errlen)
 {
+	API_REQUIRE(vm);
+	API_REQUIRE(path);
 	if (!vm->fdt) {
-		snprintf(errbuf, errlen, "the VM has no device tree");
+		api_errbuf(errbuf, errlen, "the VM has no device tree");
 		return -ENOENT;
 	}
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		int e = errno;
-		snprintf(errbuf, errlen, "cannot create device tree file '%s': %s", path, strerror(e));
+		api_errbuf(errbuf, errlen, "cannot create device tree file '%s': %s", path, strerror(e));
 		return -e;
 	}
 	const char *p = vm->fdt;
@@ -106,7 +109,7 @@ int minivmm_write_dtb(const struct minivmm *vm, const char *path, char *errbuf, 
 		if (n <= 0) {
 			int e = n < 0 ? errno : EIO;
 			close(fd);
-			snprintf(errbuf, errlen, "cannot write device tree file '%s': %s", path, strerror(e));
+			api_errbuf(errbuf, errlen, "cannot write device tree file '%s': %s", path, strerror(e));
 			return -e;
 		}
 		p += n;
@@ -114,7 +117,7 @@ int minivmm_write_dtb(const struct minivmm *vm, const char *path, char *errbuf, 
 	}
 	if (close(fd) < 0) {
 		int e = errno;
-		snprintf(errbuf, errlen, "cannot write device tree file '%s': %s", path, strerror(e));
+		api_errbuf(errbuf, errlen, "cannot write device tree file '%s': %s", path, strerror(e));
 		return -e;
 	}
 	return 0;

@@ -4,6 +4,7 @@
  * the VM (vmm/stats.h) is built on it, and the --stats table and the JSON
  * line (through jansson; docs/stats.md) are made from a snapshot. */
 #include "vmm/stats.h"
+#include "vmm/api_args.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -26,7 +27,7 @@
 
 unsigned minivmm_net_count(const struct minivmm *vm)
 {
-	return vm->nr_nets;
+	return vm ? vm->nr_nets : 0;
 }
 
 /* Copy `have` bytes of the library's struct into a caller's struct of
@@ -41,7 +42,7 @@ static void copy_sized(void *dst, size_t want, const void *src, size_t have)
 
 int minivmm_net_stats(struct minivmm *vm, unsigned index, struct minivmm_net_stats *s)
 {
-	if (index >= vm->nr_nets || s->size < STATS_V1_NET_SIZE ||
+	if (!vm || !s || index >= vm->nr_nets || s->size < STATS_V1_NET_SIZE ||
 	    (s->queues && s->queue_size < STATS_V1_QUEUE_SIZE) ||
 	    (s->workers && s->worker_size < STATS_V1_WORKER_SIZE))
 		return -EINVAL;
@@ -475,6 +476,8 @@ int stats_write(int fd, const struct stats_snapshot *s, bool json, struct vmm_er
  * line for the whole. */
 void minivmm_print_stats(struct minivmm *vm, FILE *out, int json)
 {
+	if (!vm || !out)
+		return;
 	struct stats_snapshot *s = malloc(sizeof(*s));
 	if (!s)
 		return;
@@ -491,6 +494,7 @@ void minivmm_print_stats(struct minivmm *vm, FILE *out, int json)
 
 int minivmm_write_stats(struct minivmm *vm, int fd, int json, char *errbuf, size_t errlen)
 {
+	API_REQUIRE(vm);
 	struct vmm_err err = { 0 };
 	struct stats_snapshot *s = malloc(sizeof(*s));
 	int rc;
@@ -501,7 +505,7 @@ int minivmm_write_stats(struct minivmm *vm, int fd, int json, char *errbuf, size
 		rc = stats_write(fd, s, json != 0, &err);
 		free(s);
 	}
-	if (rc < 0 && errbuf && errlen)
-		snprintf(errbuf, errlen, "%s", err.msg);
+	if (rc < 0)
+		api_errbuf(errbuf, errlen, "%s", err.msg);
 	return rc;
 }
