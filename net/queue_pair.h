@@ -40,6 +40,10 @@ struct net_guest {
 	void *opaque;
 	void (*signal)(void *opaque);                 /* interrupt the guest (used buffers) */
 	void (*fail)(void *opaque, const char *why);  /* ring broken: device needs reset */
+	/* The host could not serve the device (out of file descriptors or
+	 * memory, io_uring refused): not the guest's doing, the VM stops with
+	 * the host-error status. NULL: reported as fail. */
+	void (*host_fail)(void *opaque, const char *why);
 	/* RX filter (promiscuous mode, MAC tables): deliver a frame for dst? */
 	bool (*rx_accept)(void *opaque, const uint8_t *dst_mac);
 	/* The backend behind queue pair `qp` is gone (-errno: the interface was

@@ -81,7 +81,7 @@ int tap_open_queue(const char *name, bool multi_queue, char *name_out, struct vm
 			return vmm_err_set(err, e, "no permission to use tap '%s' (needs CAP_NET_ADMIN, or a tap owned by this user)",
 					   *name ? name : "(new)");
 		if (e == EBUSY)
-			return vmm_err_set(err, e, "tap '%s' is already in use by another process", name);
+			return vmm_err_set(err, e, "tap '%s' is already in use (by another program, or another VM of this one)", name);
 		return vmm_err_sys(err, e, "cannot attach to tap '%s'", *name ? name : "(new)");
 	}
 	int hdr = TAP_VNET_HDR_LEN;
@@ -175,7 +175,7 @@ static int tap_check_not_shared(struct net_backend *b, struct vmm_err *err)
 	if (attached < 0 || (unsigned)attached <= b->nr_queues)
 		return 0;
 	return vmm_err_set(err, EBUSY,
-			   "tap '%s' already has %u queue%s attached by another process; sharing a multiqueue tap splits its frames between both (use a tap of its own)",
+			   "tap '%s' already has %u queue%s attached by another program or VM; sharing a multiqueue tap splits its frames between both (use a tap of its own)",
 			   b->ifname, (unsigned)attached - b->nr_queues,
 			   (unsigned)attached - b->nr_queues == 1 ? "" : "s");
 }

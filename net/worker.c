@@ -65,8 +65,20 @@ static void net_worker_stop_queues(struct net_worker *w)
 	net_worker_flush(w);   /* buffers the backend gave back go to the guest */
 }
 
+/* Errors no guest can cause: the host is out of something or refuses. */
+static bool net_worker_host_error(int rc)
+{
+	switch (-rc) {
+	case EMFILE: case ENFILE: case ENOMEM: case ENOBUFS: case EPERM: case EACCES: case ENOSYS:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* A loop that ended on its own, or left I/O in flight, leaves its queue pairs
- * dead: the device is told (it logs and reports NEEDS_RESET to the guest). */
+ * dead: the device is told (it logs and reports NEEDS_RESET to the guest),
+ * or, when the host failed it, the VM stops with the host-error status. */
 static void net_worker_report_end(struct net_worker *w, int rc)
 {
 	char why[700];
@@ -79,7 +91,10 @@ static void net_worker_report_end(struct net_worker *w, int rc)
 	else
 		return;
 	const struct net_guest *g = w->qp[0]->guest;
-	g->fail(g->opaque, why);
+	if (rc < 0 && net_worker_host_error(rc) && g->host_fail)
+		g->host_fail(g->opaque, why);
+	else
+		g->fail(g->opaque, why);
 }
 
 /* Tell net_worker_wait_started() the start hooks are done: before the loop,

@@ -2,12 +2,14 @@
 /* Host limits on guest memory (see host_limits.h). */
 #include "vmm/host_limits.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "base/guest_mem.h"
 #include "vmm/config.h"
@@ -170,6 +172,14 @@ int host_check_guest_memory_against(uint64_t mem_size, bool overcommit, unsigned
 				   "--mem %s: more than this host's memory (%s, %s); --mem-overcommit boots it anyway",
 				   size, limit, host_what);
 	}
+	if (overcommit && host_bytes && mem_size / HOST_OVERCOMMIT_MAX > host_bytes) {
+		format_approx(host_bytes * HOST_OVERCOMMIT_MAX, limit, sizeof(limit));
+		char host[32];
+		format_approx(host_bytes, host, sizeof(host));
+		return vmm_err_set(err, EINVAL,
+				   "--mem %s: more than --mem-overcommit allows, %u x this host's memory (%s, %s): %s; KVM keeps about 2.6 MB of the host kernel's memory per GiB of guest RAM, used or not",
+				   size, HOST_OVERCOMMIT_MAX, host, host_what, limit);
+	}
 	return 0;
 }
 
@@ -178,11 +188,61 @@ int host_check_guest_memory(uint64_t mem_size, bool overcommit, const struct kvm
 {
 	uint64_t host = 0;
 	const char *what = "";
-	if (!overcommit) {
-		int rc = host_memory_limit(&host, &what, err);
-		if (rc)
-			return rc;
-	}
+	int rc = host_memory_limit(&host, &what, err);
+	if (rc)
+		return rc;
 	return host_check_guest_memory_against(mem_size, overcommit, host_guest_phys_bits(supported),
 					       host, what, err);
+}
+
+/* Counted on running VMs (ls /proc/PID/fd) with a margin: the VM itself
+ * (/dev/kvm, the VM, its stop, serial and spawner descriptors), each vCPU
+ * (its fd and kick), each device (control queue, link thread, interrupt
+ * and config descriptors), each queue pair (the backend's socket or tap
+ * queue, two kick ioeventfds, an interrupt eventfd, a worker's ring and
+ * wake-up descriptors, an AF_XDP drain socket). */
+#define HOST_FDS_BASE     24u
+#define HOST_FDS_PER_VCPU 2u
+#define HOST_FDS_PER_NET  10u
+#define HOST_FDS_PER_PAIR 8u
+
+unsigned host_fds_needed(const struct minivmm_config *cfg)
+{
+	unsigned n = HOST_FDS_BASE + cfg->ncpus * HOST_FDS_PER_VCPU;
+	for (unsigned i = 0; i < cfg->nr_nets && i < MINIVMM_MAX_NETS; i++)
+		n += HOST_FDS_PER_NET + cfg->net[i].queues * HOST_FDS_PER_PAIR;
+	return n;
+}
+
+int host_check_fds_against(const struct minivmm_config *cfg, unsigned open_now, uint64_t limit,
+			   struct vmm_err *err)
+{
+	uint64_t need = host_fds_needed(cfg);
+	if (limit == RLIM_INFINITY || (uint64_t)open_now + need <= limit)
+		return 0;
+	unsigned pairs = 0;
+	for (unsigned i = 0; i < cfg->nr_nets && i < MINIVMM_MAX_NETS; i++)
+		pairs += cfg->net[i].queues;
+	return vmm_err_set(err, EMFILE,
+			   "%u vCPU%s and %u queue pair%s need about %" PRIu64 " file descriptors and %u are open; the process may have %" PRIu64 " (RLIMIT_NOFILE: raise ulimit -n)",
+			   cfg->ncpus, cfg->ncpus == 1 ? "" : "s", pairs, pairs == 1 ? "" : "s", need, open_now,
+			   limit);
+}
+
+int host_check_fds(const struct minivmm_config *cfg, struct vmm_err *err)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 0;   /* nothing to compare with: the worst is a later error */
+	unsigned open_now = 3;
+	DIR *d = opendir("/proc/self/fd");
+	if (d) {
+		open_now = 0;
+		struct dirent *e;
+		while ((e = readdir(d)))
+			open_now += e->d_name[0] != '.';
+		closedir(d);
+		open_now = open_now ? open_now - 1 : 0;   /* the directory's own */
+	}
+	return host_check_fds_against(cfg, open_now, rl.rlim_cur, err);
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "minivmm.h"
 
 /* KVM keeps a memory slot's size in pages in 31 bits
  * (KVM_MEM_MAX_NR_PAGES, include/linux/kvm_host.h: not in the uapi). */
@@ -26,14 +27,36 @@ unsigned host_guest_phys_bits(const struct kvm_cpuid2 *supported);
  * *what says which ("MemTotal", "the memory cgroup limit"). */
 int host_memory_limit(uint64_t *bytes, const char **what, struct vmm_err *err);
 
+/* --mem-overcommit still bounds guest RAM to this many times the host's
+ * memory: KVM allocates its per-page bookkeeping (reverse maps, large-page
+ * info: about 2.6 MB of kernel memory per GiB of guest RAM, measured) for
+ * the whole slot when it is made, used or not; 1T of guest RAM cost the
+ * host 2.6 GB of vmalloc space. 16 x keeps that under 4 % of the host. */
+#define HOST_OVERCOMMIT_MAX 16u
+
 /* Guest RAM of mem_size bytes, laid out around the device hole below
  * 4 GiB, must fit in the guest physical address space and in KVM's
- * memory slots (both always), and in the host's memory unless overcommit. */
+ * memory slots (both always), and in the host's memory unless overcommit,
+ * and then in HOST_OVERCOMMIT_MAX times it. */
 int host_check_guest_memory(uint64_t mem_size, bool overcommit, const struct kvm_cpuid2 *supported,
 			    struct vmm_err *err);
 
 /* The same checks with the limits given (for tests). */
 int host_check_guest_memory_against(uint64_t mem_size, bool overcommit, unsigned phys_bits,
 				    uint64_t host_bytes, const char *host_what, struct vmm_err *err);
+
+/* File descriptors: a VM of cfg holds up to host_fds_needed(cfg) at once
+ * while it runs (per vCPU, per device and per queue pair, counted from a
+ * running VM of each backend; vmm/host_limits.c). A process whose
+ * RLIMIT_NOFILE leaves too few of them is refused at create, naming the
+ * limit, instead of failing when the guest's driver starts the queues. */
+unsigned host_fds_needed(const struct minivmm_config *cfg);
+
+/* The check, against open_now descriptors in use and a limit of limit. */
+int host_check_fds_against(const struct minivmm_config *cfg, unsigned open_now, uint64_t limit,
+			   struct vmm_err *err);
+
+/* The same with this process's descriptors and RLIMIT_NOFILE. */
+int host_check_fds(const struct minivmm_config *cfg, struct vmm_err *err);
 
 #endif

@@ -206,6 +206,15 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	opts.vm.start_ns = start_ns;
+	/* Nothing a launcher left open stays within the threads' reach. */
+	const char *named[] = { opts.vm.kernel_path, opts.vm.initrd_path, opts.vm.serial_path,
+				opts.stats_file };
+	int closed = process_close_inherited_fds(named, sizeof(named) / sizeof(named[0]));
+	if (closed < 0) {
+		fprintf(stderr, "minivmm: cannot close the file descriptors inherited: %s\n", strerror(-closed));
+		return MINIVMM_EXIT_HOST_ERROR;
+	}
+	process_raise_fd_limit();
 	if (opts.vm.serial == MINIVMM_SERIAL_STDIO)
 		process_guard_terminal(opts.vm.serial_in_fd);
 

@@ -4,8 +4,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -27,6 +30,60 @@ int process_reserve_stdio(void)
 		}
 	}
 	return 0;
+}
+
+/* The descriptor a path names through /dev/fd or /proc/self/fd, or -1. */
+static int fd_named_by(const char *path)
+{
+	static const char *const dirs[] = { "/dev/fd/", "/proc/self/fd/" };
+	for (unsigned i = 0; path && i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		size_t len = strlen(dirs[i]);
+		if (strncmp(path, dirs[i], len) != 0)
+			continue;
+		char *end;
+		errno = 0;
+		long fd = strtol(path + len, &end, 10);
+		if (end != path + len && *end == '\0' && errno == 0 && fd >= 0 && fd <= INT_MAX)
+			return (int)fd;
+	}
+	return -1;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+int process_close_inherited_fds(const char *const *paths, unsigned n)
+{
+	int keep[n + 1];
+	unsigned nk = 0;
+	for (unsigned i = 0; i < n; i++) {
+		int fd = fd_named_by(paths[i]);
+		if (fd > 2)
+			keep[nk++] = fd;
+	}
+	qsort(keep, nk, sizeof(int), cmp_int);
+	keep[nk] = INT_MAX;   /* sentinel: the last range runs to the end */
+	unsigned lo = 3;
+	for (unsigned i = 0; i <= nk; i++) {
+		unsigned hi = i < nk ? (unsigned)keep[i] - 1 : ~0u;
+		if (lo <= hi && close_range(lo, hi, 0) < 0)
+			return -errno;
+		if (i < nk)
+			lo = (unsigned)keep[i] + 1;
+	}
+	return 0;
+}
+
+void process_raise_fd_limit(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 }
 
 void process_ignore_sigpipe(void)

@@ -15,6 +15,20 @@ int process_reserve_stdio(void);
  * fails with EPIPE and the serial device logs it once. */
 void process_ignore_sigpipe(void);
 
+/* Close every descriptor above 2 this process inherited (a launcher's
+ * leaked pipe or socket would otherwise stay open for the whole run, within
+ * reach of every thread), except those a path names: /dev/fd/N or
+ * /proc/self/fd/N, as a shell's process substitution passes them (e.g.
+ * --serial file:>(tee log)). n paths, NULL entries skipped. Call once
+ * options are parsed and before anything else is opened. Returns 0 or
+ * -errno. */
+int process_close_inherited_fds(const char *const *paths, unsigned n);
+
+/* Raise the soft limit on open files to the hard one: a VM with many
+ * queue pairs needs more than a shell's usual 1024 soft limit may leave
+ * (minivmm polls, never select()s, so high descriptors are fine). */
+void process_raise_fd_limit(void);
+
 /* If fd is a terminal, remember its modes and restore them from a handler
  * of SIGSEGV, SIGBUS, SIGABRT, SIGILL and SIGFPE before the default action
  * (core dump) runs, so a crash does not leave the shell raw. */

@@ -2,6 +2,7 @@
 /* The VM: assembles KVM, guest memory, devices and vCPUs, runs them and
  * stops them. Implements the embedding API of minivmm.h. */
 #include "vmm/vm.h"
+#include "vmm/api_args.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -64,16 +65,20 @@ void vm_request_stop(struct minivmm *vm, int status, const char *reason)
 
 void minivmm_request_stop(struct minivmm *vm, int status, const char *reason)
 {
-	vm_request_stop(vm, status, reason);
+	if (vm)
+		vm_request_stop(vm, status, reason);
 }
 
 void minivmm_stop(struct minivmm *vm)
 {
-	vm_request_stop(vm, MINIVMM_EXIT_OK, "stopped by minivmm_stop()");
+	if (vm)
+		vm_request_stop(vm, MINIVMM_EXIT_OK, "stopped by minivmm_stop()");
 }
 
 const char *minivmm_stop_reason(const struct minivmm *vm)
 {
+	if (!vm)
+		return "";
 	return __atomic_load_n(&vm->stop_claimed, __ATOMIC_ACQUIRE) && vm_is_stopping(vm) ?
 		vm->stop_reason : "";
 }
@@ -120,13 +125,49 @@ static unsigned vm_machine_drain_queued(void *opaque)
 	return coalesced_ring_drain(&vm->coalesced);
 }
 
-static void vm_machine_log(void *opaque, const char *line)
+static void vm_log_out(struct minivmm *vm, const char *line)
 {
-	struct minivmm *vm = opaque;
 	if (vm->cfg.log)
 		vm->cfg.log(vm->cfg.log_opaque, line);
 	else
 		fprintf(stderr, "minivmm: %s\n", line);
+}
+
+static void vm_machine_log(void *opaque, const char *line)
+{
+	struct minivmm *vm = opaque;
+	pthread_mutex_lock(&vm->log_lock);
+	if (vm->log_holding) {
+		size_t len = strlen(line);
+		char *held = realloc(vm->log_held, vm->log_held_len + len + 2);
+		if (held) {
+			memcpy(held + vm->log_held_len, line, len);
+			held[vm->log_held_len + len] = '\n';
+			held[vm->log_held_len + len + 1] = '\0';
+			vm->log_held = held;
+			vm->log_held_len += len + 1;
+		}
+		pthread_mutex_unlock(&vm->log_lock);
+		return;
+	}
+	pthread_mutex_unlock(&vm->log_lock);
+	vm_log_out(vm, line);
+}
+
+/* The end of building: the held lines are said (flush) or dropped. */
+static void vm_log_release(struct minivmm *vm, bool flush)
+{
+	pthread_mutex_lock(&vm->log_lock);
+	vm->log_holding = false;
+	char *held = vm->log_held;
+	vm->log_held = NULL;
+	vm->log_held_len = 0;
+	pthread_mutex_unlock(&vm->log_lock);
+	for (char *line = held, *nl; flush && line && (nl = strchr(line, '\n')); line = nl + 1) {
+		*nl = '\0';
+		vm_log_out(vm, line);
+	}
+	free(held);
 }
 
 /* --boot-trace: one line per phase, with the time since the VMM started. */
@@ -147,9 +188,21 @@ struct mapped_file {
 	size_t size;
 };
 
+/* Files up to this size are read in at once (MAP_POPULATE): the loaders
+ * read all of a kernel or initrd of a usual size, and one populate costs
+ * less than a page fault per 4 KiB (nested, where a fault is an emulated
+ * exception, ~0.1 s for a 10 MiB initrd). A bigger file is read as the
+ * loader gets to it: a huge file that is no kernel is refused on its
+ * header, not after reading it all. */
+#define MAP_POPULATE_MAX (64ull << 20)
+
 /* Map a whole file read-only; the mapping is dropped once it is copied
- * into guest memory, so it does not stay in the VMM's footprint. */
-static int map_file(const char *what, const char *path, struct mapped_file *f, struct vmm_err *err)
+ * into guest memory, so it does not stay in the VMM's footprint. max: the
+ * most a file can be to be used at all (0: no bound), checked from its size
+ * before anything is read; check_size says why a bigger one is refused. */
+static int map_file(const char *what, const char *path, uint64_t max,
+		    int (*check_size)(uint64_t size, uint64_t max, struct vmm_err *err),
+		    struct mapped_file *f, struct vmm_err *err)
 {
 	f->data = NULL;
 	f->size = 0;
@@ -170,10 +223,12 @@ static int map_file(const char *what, const char *path, struct mapped_file *f, s
 		close(fd);
 		return vmm_err_set(err, EINVAL, "%s '%s' is empty", what, path);
 	}
-	/* MAP_POPULATE: the loaders read all of it, and one populate costs
-	 * less than a page fault per 4 KiB (nested, where a fault is an
-	 * emulated exception, ~0.1 s for a 10 MiB initrd). */
-	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	if (max && (uint64_t)st.st_size > max) {
+		close(fd);
+		return check_size((uint64_t)st.st_size, max, err);
+	}
+	int populate = (uint64_t)st.st_size <= MAP_POPULATE_MAX ? MAP_POPULATE : 0;
+	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | populate, fd, 0);
 	int e = errno;
 	close(fd);
 	if (p == MAP_FAILED)
@@ -199,7 +254,13 @@ static void unmap_file(struct mapped_file *f)
 static int vm_open_serial_file(struct minivmm *vm, struct vmm_err *err)
 {
 	const char *path = vm->cfg.serial_path;
-	vm->serial_file_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0644);
+	const int flags = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+	/* Made here or opened as it is: a refused run removes only a file it
+	 * made (minivmm_create). */
+	vm->serial_file_fd = open(path, flags | O_CREAT | O_EXCL, 0644);
+	vm->serial_file_created = vm->serial_file_fd >= 0;
+	if (vm->serial_file_fd < 0 && errno == EEXIST)
+		vm->serial_file_fd = open(path, flags);
 	if (vm->serial_file_fd >= 0)
 		return 0;
 	int e = errno;
@@ -444,14 +505,27 @@ static int vm_write_acpi(struct minivmm *vm, uint64_t *rsdp_addr, struct vmm_err
 	return acpi_write_tables(&vm->mem, &ac, rsdp_addr, err);
 }
 
+/* An initrd is copied whole into guest RAM below the MMIO hole: one
+ * bigger than that RAM is refused from its size alone. */
+static int initrd_too_big(uint64_t size, uint64_t max, struct vmm_err *err)
+{
+	char what[48], mib[32];
+	boot_format_mib(size, mib, sizeof(mib));
+	snprintf(what, sizeof(what), "initrd of %s", mib);
+	return boot_err_ram(err, E2BIG, what, size, "", max, GUEST_MMIO_HOLE_START, "the 32-bit MMIO hole");
+}
+
 static int vm_load_kernel(struct minivmm *vm, struct boot_entry *entry, struct vmm_err *err)
 {
 	struct mapped_file kernel, initrd = { 0 };
-	int rc = map_file("kernel", vm->cfg.kernel_path, &kernel, err);
+	/* A kernel file may be much bigger than what it loads (an ELF's
+	 * symbols and debug information): no bound from its size. */
+	int rc = map_file("kernel", vm->cfg.kernel_path, 0, NULL, &kernel, err);
 	if (rc)
 		return rc;
 	if (vm->cfg.initrd_path) {
-		rc = map_file("initrd", vm->cfg.initrd_path, &initrd, err);
+		uint64_t ram_low = vm->cfg.mem_size < GUEST_MMIO_HOLE_START ? vm->cfg.mem_size : GUEST_MMIO_HOLE_START;
+		rc = map_file("initrd", vm->cfg.initrd_path, ram_low, initrd_too_big, &initrd, err);
 		if (rc) {
 			unmap_file(&kernel);
 			return rc;
@@ -564,6 +638,9 @@ static int vm_build(struct minivmm *vm, struct vmm_err *err)
 	rc = vcpu_install_kick_handler(vm->cfg.kick_signal, err);
 	if (rc)
 		return rc;
+	rc = host_check_fds(&vm->cfg, err);
+	if (rc)
+		return rc;
 	rc = vm_setup_confinement(vm, err);
 	if (rc)
 		return rc;
@@ -618,11 +695,13 @@ static int vm_build(struct minivmm *vm, struct vmm_err *err)
 int minivmm_create(const struct minivmm_config *cfg, struct minivmm **out, char *errbuf,
 		   size_t errlen)
 {
-	struct vmm_err err = { 0 };
+	API_REQUIRE(out);
 	*out = NULL;
+	API_REQUIRE(cfg);
+	struct vmm_err err = { 0 };
 	struct minivmm *vm = calloc(1, sizeof(*vm));
 	if (!vm) {
-		snprintf(errbuf, errlen, "out of memory");
+		api_errbuf(errbuf, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	vm->cfg = *cfg;
@@ -635,6 +714,8 @@ int minivmm_create(const struct minivmm_config *cfg, struct minivmm **out, char 
 	vm->kvm.dev_fd = vm->kvm.vm_fd = -1;
 	vm->run_state = VM_CREATED;
 	pthread_mutex_init(&vm->wait_lock, NULL);
+	pthread_mutex_init(&vm->log_lock, NULL);
+	vm->log_holding = true;
 	bus_init(&vm->pio_bus, "port I/O");
 	bus_init(&vm->mmio_bus, "MMIO");
 	vm->events = (struct machine){ .opaque = vm, .request_stop = vm_machine_request_stop,
@@ -650,8 +731,11 @@ int minivmm_create(const struct minivmm_config *cfg, struct minivmm **out, char 
 		rc = vmm_err_sys(&err, errno, "eventfd for the stop request");
 	else
 		rc = vm_build(vm, &err);
+	vm_log_release(vm, rc == 0 || vm->cfg.boot_trace);
 	if (rc) {
-		snprintf(errbuf, errlen, "%s", err.msg[0] ? err.msg : "cannot create the VM");
+		api_errbuf(errbuf, errlen, "%s", err.msg[0] ? err.msg : "cannot create the VM");
+		if (vm->serial_file_created)
+			unlink(vm->cfg.serial_path);   /* a refused run leaves nothing behind */
 		minivmm_destroy(vm);
 		return rc;
 	}
@@ -755,6 +839,8 @@ static bool vm_claim_run(struct minivmm *vm)
 
 int minivmm_run(struct minivmm *vm)
 {
+	if (!vm)
+		return -EINVAL;
 	if (!vm_claim_run(vm))
 		return MINIVMM_EXIT_HOST_ERROR;
 	return vm_run(vm, false);
@@ -769,8 +855,9 @@ static void *vm_run_thread_main(void *arg)
 
 int minivmm_start(struct minivmm *vm, char *errbuf, size_t errlen)
 {
+	API_REQUIRE(vm);
 	if (!vm_claim_run(vm)) {
-		snprintf(errbuf, errlen, "the VM already ran or is running");
+		api_errbuf(errbuf, errlen, "the VM already ran or is running");
 		return -EBUSY;
 	}
 	sigset_t all, old;
@@ -779,7 +866,7 @@ int minivmm_start(struct minivmm *vm, char *errbuf, size_t errlen)
 	int rc = pthread_create(&vm->run_thread, NULL, vm_run_thread_main, vm);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
-		snprintf(errbuf, errlen, "cannot start the VM's thread: %s", strerror(rc));
+		api_errbuf(errbuf, errlen, "cannot start the VM's thread: %s", strerror(rc));
 		__atomic_store_n(&vm->run_state, VM_CREATED, __ATOMIC_RELEASE);
 		return -rc;
 	}
@@ -789,6 +876,8 @@ int minivmm_start(struct minivmm *vm, char *errbuf, size_t errlen)
 
 int minivmm_wait(struct minivmm *vm)
 {
+	if (!vm)
+		return -EINVAL;
 	if (vm->run_thread_started && pthread_equal(pthread_self(), vm->run_thread))
 		return -EDEADLK;   /* on_stop: the thread would join itself */
 	pthread_mutex_lock(&vm->wait_lock);
@@ -843,6 +932,8 @@ void minivmm_destroy(struct minivmm *vm)
 	if (vm->stop_fd >= 0)
 		close(vm->stop_fd);
 	pthread_mutex_destroy(&vm->wait_lock);
+	pthread_mutex_destroy(&vm->log_lock);
+	free(vm->log_held);
 	coalesced_ring_destroy(&vm->coalesced);
 	vm_trace(vm, "torn down");
 	free(vm);

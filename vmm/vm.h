@@ -36,8 +36,17 @@ struct minivmm {
 	struct confine confine;    /* filters and capabilities of its threads */
 	struct spawner *spawner;   /* starts threads for confined ones (with a network device) */
 
+	/* Lines logged while the VM is built are held until it is: a refused
+	 * create prints only its error (not "tap ... (created)" lines for
+	 * devices it then took down), unless --boot-trace asked for them. */
+	pthread_mutex_t log_lock;
+	bool log_holding;
+	char *log_held;            /* lines, each ending in '\n' */
+	size_t log_held_len;
+
 	struct serial *serial;
 	int serial_file_fd;
+	bool serial_file_created;   /* by this VM: a refused create removes it */
 	struct i8042 i8042;
 	struct pit pit;             /* split irqchip only (KVM's otherwise); pit.ev set when added */
 	struct debug_ports debug_ports;

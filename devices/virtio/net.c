@@ -143,6 +143,14 @@ static void vnet_fail(void *opaque, const char *why)
 	virtio_mmio_set_needs_reset(n->transport, why);
 }
 
+static void vnet_host_fail(void *opaque, const char *why)
+{
+	struct virtio_net *n = opaque;
+	char line[700];
+	snprintf(line, sizeof(line), "net%u: host failure: %s", n->index, why);
+	machine_stop(n->ev, MINIVMM_EXIT_HOST_ERROR, line);
+}
+
 /* ---- activation ------------------------------------------------------------- */
 
 unsigned vnet_worker_of_pair(unsigned pair, unsigned pairs, unsigned threads)
@@ -510,7 +518,7 @@ int virtio_net_create(struct virtio_net **out, unsigned index, const struct mini
 			CPU_SET(c, &n->unpinned);
 	}
 	n->guest = (struct net_guest){ .ops = &vnet_ring_ops, .opaque = n,
-				       .signal = vnet_signal, .fail = vnet_fail,
+				       .signal = vnet_signal, .fail = vnet_fail, .host_fail = vnet_host_fail,
 				       .rx_accept = vnet_rx_accept, .backend_lost = vnet_backend_lost,
 				       .log = vnet_log };
 	n->link_wake_fd = n->link_stop_fd = -1;

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Bad input: one line naming the problem, exit status 2.
 
+. tests/integration/netns.sh
+
 # cli_refuses PATTERN ARGS...
 cli_refuses() {
 	local want=$1; shift
@@ -35,6 +37,70 @@ t_cli_rejects_bad_input() {
 	cli_refuses "--stats-interval needs --stats-file" --kernel "$TESTGUEST" --stats-interval 5 || return 1
 	cli_refuses "--stats-file '$TMP_ROOT/no/such/dir': cannot open: No such file or directory" \
 		--kernel "$TESTGUEST" --stats-file "$TMP_ROOT/no/such/dir"
+}
+
+# A huge file is refused on its header or size, not after reading it all:
+# a 100 GiB sparse "kernel" took 34 s (and grew the page cache by 12 GB)
+# to be called no kernel, an 8 GiB initrd 16 s to "does not fit".
+t_cli_huge_kernel_or_initrd_refused_without_reading_it() {
+	local big="$TMP_ROOT/huge.bin" t0 secs
+	truncate -s 100G "$big" || { fail "cannot make a sparse file"; return 1; }
+	t0=$(date +%s%N)
+	cli_refuses "not a bzImage or ELF kernel" --kernel "$big" || return 1
+	secs=$(( ($(date +%s%N) - t0) / 1000000000 ))
+	[ "$secs" -lt 10 ] || { fail "a 100 GiB non-kernel took $secs s to refuse"; return 1; }
+	truncate -s 8G "$big"
+	t0=$(date +%s%N)
+	cli_refuses "^minivmm: initrd of 8192 MiB needs RAM up to 8192 MiB; that is past the 32-bit MMIO hole at 3072 MiB: no --mem can give it$" \
+		--kernel "$TESTGUEST" --initrd "$big" || return 1
+	truncate -s 300M "$big"
+	cli_refuses "^minivmm: initrd of 300 MiB needs RAM up to 300 MiB; the guest has 256 MiB: use --mem 300M or more$" \
+		--kernel "$TESTGUEST" --initrd "$big" || return 1
+	secs=$(( ($(date +%s%N) - t0) / 1000000000 ))
+	rm -f "$big"
+	[ "$secs" -lt 10 ] || { fail "two oversized initrds took $secs s to refuse"; return 1; }
+}
+
+# Too few file descriptors for the queues asked for: refused at start,
+# naming the limit (a worker's io_uring_queue_init used to fail once the
+# guest's driver was up, reported as "guest ring error").
+t_cli_too_few_file_descriptors_refused() {
+	local out="$TMP_ROOT/nofile.out"
+	bash -c 'ulimit -n 32 && exec "$@"' _ timeout -k 5 30 "$MINIVMM" --kernel "$TESTGUEST" \
+		--net tap=mvmfd0,queues=4 < /dev/null > "$out" 2>&1
+	expect_rc 2 "$out" || return 1
+	expect_line "^minivmm: 1 vCPU and 4 queue pairs need about [0-9]+ file descriptors and [0-9]+ are open; the process may have 32 \(RLIMIT_NOFILE: raise ulimit -n\)$" "$out" || return 1
+	[ "$(wc -l < "$out")" -eq 1 ] || { fail "expected one line: $(tr '\n' '|' < "$out")"; return 1; }
+	! ip link show mvmfd0 > /dev/null 2>&1 || { ip link del mvmfd0; fail "the refused run left tap mvmfd0"; return 1; }
+}
+
+# A run refused after its devices were made says only why: not a line per
+# tap it made and took down again ("tap mvmtap0 (created)"), and leaves no
+# tap behind.
+t_cli_refused_after_devices_prints_one_line() {
+	local ns out="$TMP_ROOT/refused-devs.out"
+	netns_create ns || { fail "cannot create a namespace"; return 1; }
+	ip netns exec "$ns" timeout -k 5 30 "$MINIVMM" --kernel /nonexistent --net tap --net tap --net tap \
+		< /dev/null > "$out" 2>&1
+	expect_rc 2 "$out" || return 1
+	expect_line "^minivmm: cannot open kernel '/nonexistent'" "$out" || return 1
+	[ "$(wc -l < "$out")" -eq 1 ] || { fail "expected one line: $(tr '\n' '|' < "$out")"; return 1; }
+	! ip -n "$ns" link show | grep -q mvmtap || { fail "the refused run left taps: $(ip -n "$ns" -br link | tr '\n' '|')"; return 1; }
+}
+
+# A refused run leaves nothing behind: a --serial file it made is removed,
+# one that was there is kept as it was.
+t_cli_refused_run_leaves_no_serial_file() {
+	local sf="$TMP_ROOT/console.txt" junk="$TMP_ROOT/junk.bin"
+	head -c 4096 /dev/urandom > "$junk"
+	cli_refuses "cannot open kernel '/nonexistent'" --kernel /nonexistent --serial "file:$sf" || return 1
+	[ ! -e "$sf" ] || { fail "a refused run (no kernel) left --serial file:$sf behind"; return 1; }
+	cli_refuses "not a bzImage or ELF kernel" --kernel "$junk" --serial "file:$sf" || return 1
+	[ ! -e "$sf" ] || { fail "a refused run (bad kernel) left --serial file:$sf behind"; return 1; }
+	echo keep > "$sf"
+	cli_refuses "cannot open kernel '/nonexistent'" --kernel /nonexistent --serial "file:$sf" || return 1
+	[ "$(cat "$sf" 2> /dev/null)" = keep ] ||
+		{ fail "a refused run removed or changed the --serial file that was there before it"; return 1; }
 }
 
 t_cli_help_and_version() {
@@ -92,7 +158,10 @@ t_cli_mem_above_host_needs_overcommit() {
 	cli_refuses "^minivmm: --mem ${gib}G: more than this host's memory \([0-9.]+[MGT], (MemTotal|the memory cgroup limit)\); --mem-overcommit boots it anyway$" \
 		--kernel "$TESTGUEST" --mem "${gib}G" || return 1
 	run_vm "$out" --kernel "$TESTGUEST" --mem "${gib}G" --mem-overcommit --cmdline test=hello < /dev/null
-	expect_rc 0 "$out" && expect_line "hello from minivmm test guest" "$out"
+	expect_rc 0 "$out" && expect_line "hello from minivmm test guest" "$out" || return 1
+	# Overcommitted, still bounded: KVM's bookkeeping grows with --mem.
+	cli_refuses "^minivmm: --mem $((17 * gib))G: more than --mem-overcommit allows, 16 x this host's memory" \
+		--kernel "$TESTGUEST" --mem "$((17 * gib))G" --mem-overcommit
 }
 
 # Debug-exit values map to (v << 1) | 1 up to 63; above, one reserved status

@@ -307,7 +307,7 @@ time.sleep(30)' > "$TMP_ROOT/holder.out" 2>&1 &
 	rc=$?
 	kill "$holder" 2> /dev/null; wait "$holder" 2> /dev/null
 	expect_rc 2 "$out" || return 1
-	expect_line "tap 't0' already has 1 queue attached by another process" "$out" || return 1
+	expect_line "tap 't0' already has 1 queue attached by another program or VM" "$out" || return 1
 	# And with the other process gone, the same tap is fine.
 	ip netns exec "$NS" timeout 20 "$MINIVMM" --kernel "$TESTGUEST" --net tap=t0,queues=2 \
 		--cmdline 'test=hello' < /dev/null > "$out" 2>&1

@@ -29,6 +29,32 @@ t_process_closed_stdio_becomes_dev_null() {
 	[ "$rc" = 143 ] || fail "exit status $rc after SIGTERM, expected 143"
 }
 
+# Descriptors the launcher left open (a file on 7, a pipe on 251) are closed
+# at start; one a path names (--serial file:/dev/fd/8, as a shell's process
+# substitution passes it) is kept and written to.
+t_process_closes_inherited_fds() {
+	local log="$TMP_ROOT/fd8.console" pipe="$TMP_ROOT/leaked.fifo" i
+	: > "$log"
+	rm -f "$pipe" && mkfifo "$pipe"
+	( exec 7> "$TMP_ROOT/leaked" 8>> "$log" 251<> "$pipe"
+		exec "$MINIVMM" --kernel "$TESTGUEST" --serial file:/dev/fd/8 --cmdline test=serial-echo < /dev/null ) &
+	local pid=$!
+	for ((i = 0; i < 100; i++)); do
+		grep -q vcpu0 /proc/$pid/task/*/comm 2> /dev/null && break
+		sleep 0.05
+	done
+	local open7 open251 open8
+	open7=$(readlink "/proc/$pid/fd/7" 2> /dev/null)
+	open251=$(readlink "/proc/$pid/fd/251" 2> /dev/null)
+	open8=$(readlink "/proc/$pid/fd/8" 2> /dev/null)
+	kill -TERM "$pid" 2> /dev/null
+	wait "$pid"
+	[ -z "$open7" ] && [ -z "$open251" ] ||
+		{ fail "inherited descriptors still open while the guest ran: 7 -> '$open7', 251 -> '$open251'"; return 1; }
+	[ "$open8" = "$log" ] || { fail "fd 8 (named by --serial file:/dev/fd/8) is '$open8', not $log"; return 1; }
+	grep -q . "$log" || { fail "nothing reached --serial file:/dev/fd/8"; return 1; }
+}
+
 # A FIFO without reader: open() used to block, unkillable (signals were
 # blocked already). Now one line and exit 2, at once.
 t_process_serial_fifo_without_reader_is_refused() {

@@ -100,6 +100,8 @@ Test(config, every_net_range)
 	cfg.net[0].mac_set = 1;
 	memcpy(cfg.net[0].mac, (unsigned char[]){ 0x01, 0, 0x5e, 0, 0, 1 }, 6);
 	expect_refused(&cfg, "--net mac: '01:00:5e:00:00:01' is not a unicast MAC such as 02:00:00:00:00:01");
+	memset(cfg.net[0].mac, 0, 6);
+	expect_refused(&cfg, "--net mac: '00:00:00:00:00:00' is not a unicast MAC such as 02:00:00:00:00:01");
 
 	cfg = with_net();
 	cfg.net[0].backend = MINIVMM_NET_PACKET;

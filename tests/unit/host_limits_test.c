@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "vmm/host_limits.h"
 
@@ -29,7 +30,17 @@ Test(host_limits, more_than_the_host_needs_overcommit)
 	struct vmm_err e;
 	cr_assert_eq(check(1 * T, false, 48, 23 * G + (512ull << 20), &e), -EINVAL);
 	cr_assert_str_eq(e.msg, "--mem 1T: more than this host's memory (23.5G, MemTotal); --mem-overcommit boots it anyway");
-	cr_assert_eq(check(1 * T, true, 48, 23 * G, &e), 0, "%s", e.msg);
+	cr_assert_eq(check(256 * G, true, 48, 23 * G, &e), 0, "%s", e.msg);
+}
+
+/* KVM's bookkeeping for a slot is host kernel memory in proportion to it:
+ * overcommitted guest RAM is bounded to 16 x the host's. */
+Test(host_limits, overcommit_is_bounded_by_what_the_host_can_keep)
+{
+	struct vmm_err e;
+	cr_assert_eq(check(368 * G, true, 48, 23 * G, &e), 0, "%s", e.msg);
+	cr_assert_eq(check(1 * T, true, 48, 23 * G + (512ull << 20), &e), -EINVAL);
+	cr_assert_str_eq(e.msg, "--mem 1T: more than --mem-overcommit allows, 16 x this host's memory (23.5G, MemTotal): 376.0G; KVM keeps about 2.6 MB of the host kernel's memory per GiB of guest RAM, used or not");
 }
 
 Test(host_limits, beyond_the_address_bits_is_refused_even_overcommitted)
@@ -76,4 +87,34 @@ Test(host_limits, this_hosts_memory_is_readable)
 	cr_assert_eq(host_memory_limit(&bytes, &what, &e), 0, "%s", e.msg);
 	cr_assert_gt(bytes, 16ull << 20);
 	cr_assert_not_null(what);
+}
+
+/* File descriptors: what the queues need against RLIMIT_NOFILE. */
+Test(host_limits, file_descriptors_for_the_queues)
+{
+	struct minivmm_config cfg;
+	minivmm_config_init(&cfg);
+	cfg.nr_nets = 1;
+	minivmm_net_config_init(&cfg.net[0]);
+	cfg.net[0].queues = 4;
+	unsigned need = host_fds_needed(&cfg);
+	cr_assert_gt(need, 32, "4 pairs need more than a limit of 32 (%u)", need);
+	cr_assert_lt(need, 200, "4 pairs and 1 vCPU need far fewer than 1024 (%u)", need);
+	struct vmm_err e = { 0 };
+	cr_assert_eq(host_check_fds_against(&cfg, 3, 1024, &e), 0);
+	cr_assert_eq(host_check_fds_against(&cfg, 3, RLIM_INFINITY, &e), 0);
+	cr_assert_eq(host_check_fds_against(&cfg, 3, 32, &e), -EMFILE);
+	char want[200];
+	snprintf(want, sizeof(want),
+		 "1 vCPU and 4 queue pairs need about %u file descriptors and 3 are open; the process may have 32 (RLIMIT_NOFILE: raise ulimit -n)",
+		 need);
+	cr_assert_str_eq(e.msg, want);
+	/* A large usual VM (16 vCPUs, two devices of 16 pairs) fits a
+	 * shell's default 1024. */
+	cfg.ncpus = 16;
+	cfg.nr_nets = 2;
+	cfg.net[0].queues = 16;
+	minivmm_net_config_init(&cfg.net[1]);
+	cfg.net[1].queues = 16;
+	cr_assert_lt(host_fds_needed(&cfg), 1000, "%u", host_fds_needed(&cfg));
 }
