@@ -49,7 +49,9 @@ t_process_closes_inherited_fds() {
 	open8=$(readlink "/proc/$pid/fd/8" 2> /dev/null)
 	kill -TERM "$pid" 2> /dev/null
 	wait "$pid"
-	[ -z "$open7" ] && [ -z "$open251" ] ||
+	# (minivmm's own files may take the numbers once they are free)
+	[ "$open7" != "$TMP_ROOT/leaked" ] && [ "$open251" != "$(readlink -f "$pipe")" ] &&
+		! ls -l /proc/$pid/fd 2> /dev/null | grep -q -e leaked -e 'pipe:' ||
 		{ fail "inherited descriptors still open while the guest ran: 7 -> '$open7', 251 -> '$open251'"; return 1; }
 	[ "$open8" = "$log" ] || { fail "fd 8 (named by --serial file:/dev/fd/8) is '$open8', not $log"; return 1; }
 	grep -q . "$log" || { fail "nothing reached --serial file:/dev/fd/8"; return 1; }

@@ -2,8 +2,9 @@
 /* LD_PRELOAD shim for the integration tests: one line for every
  * KVM_IOEVENTFD and KVM_IRQFD minivmm makes ("ioeventfd assign",
  * "ioeventfd deassign", "irqfd assign", "irqfd deassign"), appended to the
- * file MINIVMM_TEST_KVM_LOG names. The file is opened when the shim loads,
- * before minivmm installs any seccomp filter; each line is one write(2).
+ * file MINIVMM_TEST_KVM_LOG names. The file is opened at the first of them
+ * (minivmm makes it while building the VM, before any seccomp filter, and
+ * after closing the descriptors it inherited); each line is one write(2).
  * A test tool, not part of minivmm: it keeps its log fd in a static. */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -18,16 +19,16 @@ typedef int (*ioctl_fn)(int, unsigned long, ...);
 static int log_fd = -1;
 static ioctl_fn real_ioctl;
 
-__attribute__((constructor)) static void kvm_fd_log_open(void)
+__attribute__((constructor)) static void kvm_fd_log_init(void)
 {
 	real_ioctl = (ioctl_fn)dlsym(RTLD_NEXT, "ioctl");
-	const char *path = getenv("MINIVMM_TEST_KVM_LOG");
-	if (path)
-		log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 }
 
 static void say(const char *line)
 {
+	const char *path = getenv("MINIVMM_TEST_KVM_LOG");
+	if (log_fd < 0 && path)
+		log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (log_fd >= 0 && write(log_fd, line, strlen(line)) < 0) {
 		/* Nothing to do: the test sees a line missing. */
 	}

@@ -109,12 +109,12 @@ Test(host_limits, file_descriptors_for_the_queues)
 		 "1 vCPU and 4 queue pairs need about %u file descriptors and 3 are open; the process may have 32 (RLIMIT_NOFILE: raise ulimit -n)",
 		 need);
 	cr_assert_str_eq(e.msg, want);
-	/* A large usual VM (16 vCPUs, two devices of 16 pairs) fits a
-	 * shell's default 1024. */
-	cfg.ncpus = 16;
-	cfg.nr_nets = 2;
-	cfg.net[0].queues = 16;
-	minivmm_net_config_init(&cfg.net[1]);
-	cfg.net[1].queues = 16;
+	/* The most the configuration allows fits a shell's default 1024. */
+	cfg.ncpus = MINIVMM_MAX_CPUS;
+	cfg.nr_nets = MINIVMM_MAX_NETS;
+	for (unsigned i = 0; i < MINIVMM_MAX_NETS; i++) {
+		minivmm_net_config_init(&cfg.net[i]);
+		cfg.net[i].queues = MINIVMM_MAX_QUEUE_PAIRS;
+	}
 	cr_assert_lt(host_fds_needed(&cfg), 1000, "%u", host_fds_needed(&cfg));
 }
