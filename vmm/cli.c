@@ -88,9 +88,11 @@ const char cli_usage[] =
 	"                       159 = 128 + SIGSYS); log: such calls are allowed and the\n"
 	"                       kernel logs them (dmesg: audit type=1326, comm= thread,\n"
 	"                       syscall= number); off: no filters. See docs/security.md\n"
-	"  --drop-caps          once set up, each thread keeps only the capabilities it\n"
-	"                       needs: none, but CAP_NET_ADMIN/CAP_NET_RAW for the\n"
-	"                       threads that reopen taps and packet sockets\n"
+	"  --drop-caps          (the default) once set up, each thread keeps only the\n"
+	"                       capabilities it needs: none, but CAP_NET_ADMIN/CAP_NET_RAW\n"
+	"                       for the threads that reopen taps and packet sockets\n"
+	"  --keep-caps          every thread keeps all the capabilities minivmm started\n"
+	"                       with (for debugging; says so at start)\n"
 	"  --seccomp-list       print every thread's allow-list (Markdown) and exit\n"
 	"  --boot-trace         one line per start-up phase with the milliseconds since\n"
 	"                       the VMM started, and at the stop (see docs/boot.md)\n"
@@ -118,7 +120,7 @@ const char cli_usage[] =
 
 enum { OPT_KERNEL, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEM, OPT_SERIAL, OPT_HELP,
        OPT_VERSION, OPT_NET, OPT_STATS, OPT_ACPI, OPT_MEM_OVERCOMMIT, OPT_DUMP_DTB,
-       OPT_CPUID_DUMP, OPT_SECCOMP, OPT_DROP_CAPS, OPT_SECCOMP_LIST, OPT_BOOT_TRACE, OPT_IRQCHIP, OPT_TIMEOUT,
+       OPT_CPUID_DUMP, OPT_SECCOMP, OPT_DROP_CAPS, OPT_KEEP_CAPS, OPT_SECCOMP_LIST, OPT_BOOT_TRACE, OPT_IRQCHIP, OPT_TIMEOUT,
        OPT_STATS_FILE, OPT_STATS_INTERVAL, OPT_END };
 
 /* A value: none (--drop-caps), after '=' or as the next argument
@@ -150,6 +152,7 @@ static const struct cli_option {
 	{ "cpuid-dump", VALUE_OPTIONAL, OPT_CPUID_DUMP },
 	{ "seccomp", VALUE_REQUIRED, OPT_SECCOMP },
 	{ "drop-caps", VALUE_NONE, OPT_DROP_CAPS },
+	{ "keep-caps", VALUE_NONE, OPT_KEEP_CAPS },
 	{ "seccomp-list", VALUE_NONE, OPT_SECCOMP_LIST },
 	{ "boot-trace", VALUE_NONE, OPT_BOOT_TRACE },
 	{ "timeout", VALUE_REQUIRED, OPT_TIMEOUT },
@@ -346,6 +349,10 @@ static int cli_apply(int opt, const char *arg, struct cli_options *o, struct vmm
 	case OPT_DROP_CAPS:
 		o->vm.drop_caps = 1;
 		return 0;
+	case OPT_KEEP_CAPS:
+		o->vm.drop_caps = 0;
+		o->keep_caps = true;
+		return 0;
 	case OPT_SECCOMP_LIST:
 		o->seccomp_list = true;
 		return 0;
@@ -406,6 +413,9 @@ int cli_parse(int argc, char **argv, struct cli_options *o, struct vmm_err *err)
 {
 	memset(o, 0, sizeof(*o));
 	minivmm_config_init(&o->vm);
+	/* Least privilege by default (the library's default is the
+	 * embedding program's to choose): --keep-caps for debugging. */
+	o->vm.drop_caps = 1;
 	o->stats_interval = CLI_STATS_INTERVAL_DEFAULT;
 	/* The value each single-valued option was given, for "given twice". */
 	const char *given[OPT_END] = { 0 };
@@ -442,7 +452,11 @@ int cli_parse(int argc, char **argv, struct cli_options *o, struct vmm_err *err)
 		int rc = cli_apply(opt->id, value, o, err);
 		if (rc)
 			return rc;
+		if (opt->id == OPT_DROP_CAPS)
+			o->drop_caps_given = true;
 	}
+	if (o->keep_caps && o->drop_caps_given)
+		return vmm_err_set(err, EINVAL, "--keep-caps and --drop-caps: one or the other");
 	if (o->stats_interval_set && !o->stats_file)
 		return vmm_err_set(err, EINVAL, "--stats-interval needs --stats-file");
 	if (o->help || o->version || o->seccomp_list)

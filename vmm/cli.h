@@ -22,6 +22,8 @@ struct cli_options {
 	const char *dump_dtb;   /* --dump-dtb FILE: write the DTB and exit */
 	int cpuid_dump; /* --cpuid-dump: enum minivmm_cpuid_dump_what, 0 none */
 	bool seccomp_list;   /* --seccomp-list: print the allow-lists and exit */
+	bool keep_caps;      /* --keep-caps: vm.drop_caps off (the default is on) */
+	bool drop_caps_given;
 };
 
 #define CLI_STATS_INTERVAL_DEFAULT 60   /* seconds, as Firecracker flushes its metrics */

@@ -243,6 +243,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "minivmm: %s\n", msg);
 		return MINIVMM_EXIT_USAGE;
 	}
+	if (opts.keep_caps)
+		fprintf(stderr, "minivmm: --keep-caps: every thread keeps the capabilities minivmm started with (for debugging)\n");
 	if (opts.dump_dtb) {
 		/* The VM is fully built (so every option was checked), never run. */
 		int rc = minivmm_write_dtb(vm, opts.dump_dtb, msg, sizeof(msg));

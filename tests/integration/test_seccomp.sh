@@ -101,7 +101,7 @@ t_seccomp_every_thread_has_the_filter_of_its_kind() {
 	fi
 }
 
-# With --drop-caps, only the threads that reopen a backend keep anything:
+# By default (--drop-caps), only the threads that reopen a backend keep anything:
 # the link thread CAP_NET_ADMIN for a tap (TUNSETIFF); for packet sockets
 # with several queues CAP_NET_RAW in the link and control threads and in
 # the spawner that starts the control thread (vmm/caps.c).
@@ -121,9 +121,10 @@ CAP_NET_ADMIN_BIT=$((1 << 12))
 CAP_NET_RAW_BIT=$((1 << 13))
 
 t_seccomp_drop_caps_leaves_each_thread_what_it_needs() {
-	net_vm_start sc-caps "test=net-echo queues=2 secs=30" --net tap=t0,queues=2 --cpus 2 --drop-caps || return 1
+	# No option: dropping them is the default.
+	net_vm_start sc-caps "test=net-echo queues=2 secs=30" --net tap=t0,queues=2 --cpus 2 || return 1
 	ip netns exec "$NS" ping -c 3 -i 0.1 10.0.0.2 > "$TMP_ROOT/sc-caps.ping" 2>&1 ||
-		{ fail "ping with --drop-caps: $(tail -2 "$TMP_ROOT/sc-caps.ping" | tr '\n' ' ')"; return 1; }
+		{ fail "ping with capabilities dropped: $(tail -2 "$TMP_ROOT/sc-caps.ping" | tr '\n' ' ')"; return 1; }
 	local table="$TMP_ROOT/sc-caps.table"
 	thread_table "$(vm_process)" "$table"
 	peer stop --dst 10.0.0.2 --port 5001 > /dev/null 2>&1
@@ -140,7 +141,24 @@ t_seccomp_drop_caps_leaves_each_thread_what_it_needs() {
 	net_vm_wait
 	expect_rc 0 "$OUT" || return 1
 	expect_line "^testguest: ctrl mq 2 -> OK$" "$OUT" || return 1
-	drop_caps_check "$table" "{'net0-link|net0-ctrl|spawner': $CAP_NET_RAW_BIT}"
+	drop_caps_check "$table" "{'net0-link|net0-ctrl|spawner': $CAP_NET_RAW_BIT}" || return 1
+	netns_cleanup
+
+	# --keep-caps (debugging): every thread keeps what minivmm started with, said at start.
+	net_vm_start sc-keep "test=net-echo queues=2 secs=30" --net tap=t0,queues=2 --cpus 2 --keep-caps || return 1
+	ip netns exec "$NS" ping -c 3 -i 0.1 10.0.0.2 > /dev/null 2>&1
+	thread_table "$(vm_process)" "$table"
+	peer stop --dst 10.0.0.2 --port 5001 > /dev/null 2>&1
+	net_vm_wait
+	expect_rc 0 "$OUT" || return 1
+	expect_line "^minivmm: --keep-caps: every thread keeps the capabilities minivmm started with \(for debugging\)$" "$OUT" ||
+		return 1
+	threads_check "$table" '
+full = max(e[3] for e in t)
+check(full != 0, "no thread has any capability")
+for e in t:
+    check(e[3] == full and e[4] == full, "%s: CapEff %#x CapPrm %#x, expected %#x as every thread" % (e[0], e[3], e[4], full))
+' "$(sanitizer_build "$OUT" && echo 1 || echo 0)"
 }
 
 # echo_ok NAME COUNT: COUNT datagrams through the guest, none lost.

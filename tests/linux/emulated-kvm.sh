@@ -12,7 +12,8 @@
 #   tests/linux/emulated-kvm.sh 'BUILD=build tests/integration/run.sh "boot*"'
 #
 # The command runs with bash in the project's directory; its output is
-# printed when the guest has stopped, and its exit status is returned.
+# printed when the guest has stopped, and its exit status is returned (3:
+# the emulated guest itself died first, its kernel's last words printed).
 # A backports kernel (6.12) rather than bookworm's 6.1: the packet backend
 # needs PACKET_VNET_HDR_SZ (6.2). Its package is fetched with apt-get
 # download and unpacked (not installed) into
@@ -89,5 +90,12 @@ timeout -k 5 "${EMULATED_KVM_LIMIT:-3600}" "$qemu" -L "$share/qemu" -L "$share/s
 	-virtfs local,path=/,mount_tag=host,security_model=none,readonly=on \
 	-virtfs local,path="$out",mount_tag=out,security_model=none 2>"$work/qemu.err" || true
 cat "$out/log" 2>/dev/null || true
-[ -f "$out/status" ] || { tail -n 20 "$work/qemu.err" "$work/console.log" >&2; die "the emulated guest ended before the command did"; }
+if [ ! -f "$out/status" ]; then
+	tail -n 5 "$work/qemu.err" >&2
+	# The emulated kernel's last words: the first lines of a panic or oops, then the end.
+	grep -m 12 -E 'BUG|Oops|panic|general protection|Call Trace|RIP:|Killed process|Out of memory' "$work/console.log" >&2
+	tail -n 25 "$work/console.log" >&2
+	echo "emulated-kvm: the emulated guest ended before the command did" >&2
+	exit 3
+fi
 exit "$(cat "$out/status")"

@@ -332,7 +332,13 @@ Test(cli, seccomp_modes_and_drop_caps)
 	struct vmm_err e = { 0 };
 	cr_assert_eq(PARSE(&o, &e, "--kernel", "k"), 0);
 	cr_assert_eq(o.vm.seccomp, MINIVMM_SECCOMP_ON, "filters are on by default");
-	cr_assert_eq(o.vm.drop_caps, 0, "capabilities are kept by default");
+	cr_assert_eq(o.vm.drop_caps, 1, "capabilities are dropped by default");
+	cr_assert(!o.keep_caps);
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--keep-caps"), 0);
+	cr_assert_eq(o.vm.drop_caps, 0, "--keep-caps keeps them");
+	cr_assert(o.keep_caps);
+	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "--keep-caps", "--drop-caps"), 0);
+	cr_assert_str_eq(e.msg, "--keep-caps and --drop-caps: one or the other");
 	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--seccomp=off"), 0);
 	cr_assert_eq(o.vm.seccomp, MINIVMM_SECCOMP_OFF);
 	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--seccomp", "log", "--drop-caps"), 0);
