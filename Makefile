@@ -234,8 +234,7 @@ $(UNIT_BIN): $(UNIT_LINK)
 demo: $(BIN) testguest $(NETPEER)
 	@for t in ip:iproute2 ping:iputils-ping; do command -v $${t%%:*} >/dev/null || \
 		{ echo "make demo: needs $${t%%:*} (Debian package $${t#*:}; scripts/install-deps.sh installs it)" >&2; exit 1; }; done
-	$(BIN) --kernel $(TESTGUEST) --cpus 2 --cmdline 'test=hello'
-	BUILD=$(BUILD) scripts/demo.sh
+	BUILD=$(BUILD) $(WITH_KVM) bash -c "$(BIN) --kernel $(TESTGUEST) --cpus 2 --cmdline test=hello && scripts/demo.sh"
 
 # The tree checks read sources, not a build: once, in the plain run (san-test
 # runs unit-test again under the sanitizers).
