@@ -8,6 +8,7 @@
 #          nothing: it names what is missing (scripts/check-build-deps.sh)
 #   demo   run `make demo` (iproute2 for its network namespace and tap, ping;
 #          on a host without /dev/kvm, what its emulated KVM needs too:
+#          qemu-system-x86 for the libraries of the outer QEMU,
 #          busybox-static, cpio, xz-utils, kmod; tests/with-kvm.sh)
 #   unit   run the unit tests (the loader test reads Debian's own bzImage;
 #          iasl disassembles the ACPI tables; git lists the files the
@@ -33,7 +34,7 @@ set -eu
 pkgs_build="gcc binutils make libc6-dev liburing-dev libfdt-dev libseccomp-dev libjansson-dev libcriterion-dev pkg-config \
  libxdp-dev libbpf-dev libelf-dev zlib1g-dev"
 pkgs_demo="iproute2 iputils-ping"
-[ -w /dev/kvm ] || pkgs_demo="$pkgs_demo busybox-static cpio xz-utils kmod"
+[ -w /dev/kvm ] || pkgs_demo="$pkgs_demo qemu-system-x86 busybox-static cpio xz-utils kmod"
 pkgs_unit="linux-image-amd64 acpica-tools git"
 pkgs_test="git iproute2 iputils-ping qemu-system-x86 python3 device-tree-compiler man-db gdb procps \
  busybox-static cpio xz-utils kmod"
