@@ -199,10 +199,10 @@ struct mapped_file {
 /* Map a whole file read-only; the mapping is dropped once it is copied
  * into guest memory, so it does not stay in the VMM's footprint. max: the
  * most a file can be to be used at all (0: no bound), checked from its size
- * before anything is read; check_size says why a bigger one is refused. */
-static int map_file(const char *what, const char *path, uint64_t max,
-		    int (*check_size)(uint64_t size, uint64_t max, struct vmm_err *err),
-		    struct mapped_file *f, struct vmm_err *err)
+ * before anything is read: a bigger one returns -E2BIG with f->size set and
+ * err untouched, for the caller to say why. */
+static int map_file(const char *what, const char *path, uint64_t max, struct mapped_file *f,
+		    struct vmm_err *err)
 {
 	f->data = NULL;
 	f->size = 0;
@@ -225,7 +225,8 @@ static int map_file(const char *what, const char *path, uint64_t max,
 	}
 	if (max && (uint64_t)st.st_size > max) {
 		close(fd);
-		return check_size((uint64_t)st.st_size, max, err);
+		f->size = (size_t)st.st_size;
+		return -E2BIG;
 	}
 	int populate = (uint64_t)st.st_size <= MAP_POPULATE_MAX ? MAP_POPULATE : 0;
 	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | populate, fd, 0);
@@ -520,12 +521,14 @@ static int vm_load_kernel(struct minivmm *vm, struct boot_entry *entry, struct v
 	struct mapped_file kernel, initrd = { 0 };
 	/* A kernel file may be much bigger than what it loads (an ELF's
 	 * symbols and debug information): no bound from its size. */
-	int rc = map_file("kernel", vm->cfg.kernel_path, 0, NULL, &kernel, err);
+	int rc = map_file("kernel", vm->cfg.kernel_path, 0, &kernel, err);
 	if (rc)
 		return rc;
 	if (vm->cfg.initrd_path) {
 		uint64_t ram_low = vm->cfg.mem_size < GUEST_MMIO_HOLE_START ? vm->cfg.mem_size : GUEST_MMIO_HOLE_START;
-		rc = map_file("initrd", vm->cfg.initrd_path, ram_low, initrd_too_big, &initrd, err);
+		rc = map_file("initrd", vm->cfg.initrd_path, ram_low, &initrd, err);
+		if (rc == -E2BIG)
+			rc = initrd_too_big(initrd.size, ram_low, err);
 		if (rc) {
 			unmap_file(&kernel);
 			return rc;
