@@ -59,7 +59,7 @@ PROJECT_CFLAGS := -std=gnu11 -Wall -Wextra $(WERROR_FLAG) -Wshadow -Wpointer-ari
            -D_GNU_SOURCE -I. -Iinclude -MMD -MP \
            -DMINIVMM_VERSION='"$(VERSION)"' -DMINIVMM_XDP=$(if $(filter 1,$(XDP)),1,0)
 CFLAGS  ?= -O2 -g
-PROJECT_LIBS := -luring -lfdt $(if $(filter 1,$(XDP)),-lxdp -lbpf) -lseccomp -ljansson -lpthread
+PROJECT_LIBS := -luring -lfdt $(if $(filter 1,$(XDP)),-lxdp -lbpf) -lseccomp -ljansson -lmnl -lpthread
 
 # Sanitizer and static-build flags: the build's own, kept apart from the
 # packager's CFLAGS/LDFLAGS so that giving those on the command line does
@@ -354,7 +354,7 @@ bench-smoke: all $(RAWNET)
 
 DOCDIR  ?= $(PREFIX)/share/doc/minivmm
 # What a static link of libminivmm.a needs (libbpf.a pulls in libelf, zlib).
-PC_LIBS_PRIVATE := $(strip -luring -lfdt $(if $(filter 1,$(XDP)),-lxdp -lbpf -lelf -lz) -lseccomp -ljansson -lpthread)
+PC_LIBS_PRIVATE := $(strip -luring -lfdt $(if $(filter 1,$(XDP)),-lxdp -lbpf -lelf -lz) -lseccomp -ljansson -lmnl -lpthread)
 # The user documentation the man page points at goes with it.
 INSTALL_DOCS := LICENSE README.md $(filter-out docs/README.md,$(wildcard docs/*.md))
 install: $(BIN) $(LIB_ALL)

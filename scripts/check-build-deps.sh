@@ -21,7 +21,7 @@ for a in "$@"; do
 done
 
 # header  Debian package
-need="liburing.h:liburing-dev libfdt.h:libfdt-dev seccomp.h:libseccomp-dev jansson.h:libjansson-dev"
+need="liburing.h:liburing-dev libfdt.h:libfdt-dev seccomp.h:libseccomp-dev jansson.h:libjansson-dev libmnl/libmnl.h:libmnl-dev"
 [ "$unit" = 1 ] && need="$need criterion/criterion.h:libcriterion-dev"
 [ "$xdp" = 1 ] && need="$need xdp/libxdp.h:libxdp-dev bpf/libbpf.h:libbpf-dev"
 [ "$xdp" = 1 ] && [ "$static" = 1 ] && need="$need libelf.h:libelf-dev zlib.h:zlib1g-dev"

@@ -66,7 +66,7 @@ grep -q 'built without AF_XDP' "$tmp/xdp.out" || fail "xdp= refused without sayi
 dest=$tmp/dest
 make -s -C "$src" XDP=0 BUILD=build CPPFLAGS="$flags_cpp" CFLAGS="$flags_c" LDFLAGS="$flags_ld" \
 	DESTDIR="$dest" PREFIX=/usr install >"$tmp/install.out" 2>&1 || { cat "$tmp/install.out" >&2; fail "make install failed"; }
-grep -q "^Libs.private: -luring -lfdt -lseccomp -ljansson -lpthread$" "$dest/usr/lib/pkgconfig/minivmm.pc" ||
+grep -q "^Libs.private: -luring -lfdt -lseccomp -ljansson -lmnl -lpthread$" "$dest/usr/lib/pkgconfig/minivmm.pc" ||
 	fail "minivmm.pc of an XDP=0 build: $(grep Libs.private "$dest/usr/lib/pkgconfig/minivmm.pc")"
 for f in usr/bin/minivmm usr/lib/libminivmm.a usr/lib/libminivmm.so usr/include/minivmm.h \
 	 usr/lib/pkgconfig/minivmm.pc usr/share/man/man1/minivmm.1 usr/share/doc/minivmm/embedding.md \
