@@ -24,6 +24,7 @@
 #include "base/guest_mem.h"
 #include "base/log_limit.h"
 #include "base/machine.h"
+#include "net/host_link.h"
 
 #define NET_BACKEND_MAX_QUEUES 16
 
@@ -43,6 +44,8 @@ struct net_backend_config {
 	char ifname[IFNAMSIZ];     /* tap name ("" creates one) or host interface */
 	unsigned queues;
 	unsigned mtu;              /* the guest's: the interface must carry it */
+	/* tap: its host side (ip=, bridge=), undone when the backend goes */
+	struct host_link_setup host;
 	/* packet */
 	unsigned fanout;           /* PACKET_FANOUT_* type */
 	bool rx_ring;              /* TPACKET_V3 ring (else readv per frame) */

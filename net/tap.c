@@ -2,6 +2,7 @@
 #include "net/tap.h"
 
 #include "net/backend.h"
+#include "net/host_link.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -139,7 +140,22 @@ unsigned tap_offloads_from_features(unsigned long long f)
 
 /* ---- as a backend -------------------------------------------------------- */
 
-/* A tap has nothing beyond the common part: one fd-style queue per pair. */
+/* One fd-style queue per pair (the common part), and what was done to the
+ * tap's host side (ip=, bridge=), to be undone when the backend goes. */
+struct tap_backend {
+	struct net_backend base;
+	const struct machine *machine;   /* for the line saying what could not be undone */
+	unsigned index;
+	/* Open from set-up to the undo, so that the undo (on a confined
+	 * thread, at exit) makes no socket: NULL when there is nothing to undo. */
+	struct host_link *nl;
+	struct host_link_undo undo;
+};
+
+static struct tap_backend *tap_of(struct net_backend *b)
+{
+	return (struct tap_backend *)b;
+}
 
 static void tap_backend_close(struct net_backend *b)
 {
@@ -268,12 +284,31 @@ static int tap_backend_reopen(struct net_backend *b, struct vmm_err *err)
 {
 	tap_backend_close(b);
 	int rc = tap_backend_open_queues(b, true, err);
-	b->created = false;   /* whoever made the tap that is there now owns it */
+	/* Whoever made the tap that is there now owns it, host side and all:
+	 * what ip=/bridge= did went with the old one, and the undo, finding
+	 * another index under the name, leaves this one alone. */
+	b->created = false;
 	return rc;
+}
+
+/* Undo the host side before the queues close: a tap we created goes away
+ * with its last queue, taking its address and bridge port along, so only
+ * an operator's tap has anything to undo. */
+static void tap_host_revert(struct tap_backend *tb)
+{
+	struct vmm_err err = { 0 };
+	if (tb->nl && host_link_revert(tb->nl, &tb->undo, &err) < 0 && tb->machine) {
+		char line[sizeof(err.msg) + 64];
+		snprintf(line, sizeof(line), "net%u: tap %s %s", tb->index, tb->base.ifname, err.msg);
+		machine_log(tb->machine, line);
+	}
+	host_link_close(tb->nl);
+	tb->nl = NULL;
 }
 
 static void tap_backend_destroy(struct net_backend *b)
 {
+	tap_host_revert(tap_of(b));
 	tap_backend_close(b);
 	free(b);
 }
@@ -287,18 +322,64 @@ static const struct net_backend_ops tap_backend_ops = {
 	.destroy = tap_backend_destroy,
 };
 
+static bool tap_host_wanted(const struct host_link_setup *s)
+{
+	return s->has_addr || s->bridge[0];
+}
+
+/* ip= and bridge=, once the tap is open; the start-up line says what. */
+static int tap_host_apply(struct tap_backend *tb, const struct host_link_setup *s, struct vmm_err *err)
+{
+	struct vmm_err e = { 0 };
+	int rc = host_link_apply(tb->nl, tb->base.ifname, s, &tb->undo, &e);
+	if (rc)
+		return vmm_err_set(err, e.code, "tap %s: %s", tb->base.ifname, e.msg);
+	char addr[64] = "";
+	if (s->has_addr)
+		host_addr_format(&s->addr, addr, sizeof(addr));
+	snprintf(tb->base.detail, sizeof(tb->base.detail), "host side: %s%s%s, up%s",
+		 addr, s->bridge[0] ? "port of " : "", s->bridge,
+		 tb->base.created ? "" : "; undone at exit");
+	if (tb->base.created) {
+		/* Nothing to undo: the kernel removes the tap, and with it
+		 * the address and the bridge port, when its last queue closes. */
+		memset(&tb->undo, 0, sizeof(tb->undo));
+		host_link_close(tb->nl);
+		tb->nl = NULL;
+	}
+	return 0;
+}
+
 int tap_backend_create(const struct net_backend_config *cfg, struct net_backend **out,
 		       struct vmm_err *err)
 {
-	struct net_backend *b = calloc(1, sizeof(*b));
-	if (!b)
+	struct tap_backend *tb = calloc(1, sizeof(*tb));
+	if (!tb)
 		return vmm_err_set(err, ENOMEM, "out of memory for a tap backend");
+	struct net_backend *b = &tb->base;
 	b->ops = &tap_backend_ops;
 	b->nr_queues = cfg->queues;
 	snprintf(b->ifname, sizeof(b->ifname), "%s", cfg->ifname);
-	int rc = tap_backend_open(b, err);
+	tb->machine = cfg->machine;
+	tb->index = cfg->index;
+	int rc = 0;
+	if (tap_host_wanted(&cfg->host)) {
+		/* A missing bridge is refused before any tap is made. */
+		rc = host_link_open(&tb->nl, err);
+		struct vmm_err e = { 0 };
+		if (rc == 0 && host_link_check_bridge(tb->nl, &cfg->host, &e) < 0)
+			rc = vmm_err_set(err, e.code, "--net bridge=%s: %s", cfg->host.bridge, e.msg);
+	}
+	if (rc == 0)
+		rc = tap_backend_open(b, err);
+	if (rc == 0 && tb->nl) {
+		rc = tap_host_apply(tb, &cfg->host, err);
+		if (rc)
+			tap_backend_close(b);   /* a tap we made goes with it */
+	}
 	if (rc) {
-		free(b);
+		host_link_close(tb->nl);
+		free(tb);
 		return rc;
 	}
 	*out = b;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The host side of a tap over rtnetlink (net/host_link.c) and link events
+/* The host side of a tap over rtnetlink (net/host_link.c), the tap
+ * backend's ip= and bridge= and their undo (net/tap.c), and link events
  * (net/link_events.c), on real taps and bridges.
  *
  * Every test that touches interfaces runs in network and mount namespaces
@@ -24,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "net/backend.h"
 #include "net/host_link.h"
 #include "net/link_events.h"
 #include "net/tap.h"
@@ -358,6 +360,108 @@ Test(host_link, a_tap_made_again_under_the_same_name_is_left_alone, .timeout = 1
 	cr_assert(has_addr(h, "ht0", "10.9.0.1/24"), "the new tap's address is its operator's");
 	cr_assert(info_of(h, "ht0").flags & IFF_UP);
 	link_del("ht0");
+	host_link_close(h);
+}
+
+/* ---- the tap backend: ip= and bridge= at create, undone at destroy -------- */
+
+static struct net_backend_config tap_config(const char *name, const char *ip, const char *bridge)
+{
+	struct net_backend_config c = { .kind = NET_BACKEND_TAP, .queues = 1, .mtu = 1500,
+					.queue_size = 256, .host = setup(ip, bridge) };
+	snprintf(c.ifname, sizeof(c.ifname), "%s", name);
+	return c;
+}
+
+Test(host_link, a_created_tap_with_ip_is_up_and_gone_at_destroy, .timeout = 10)
+{
+	fresh_netns();
+	struct host_link *h = nl_open();
+	struct net_backend_config c = tap_config("", "10.9.0.1/24", NULL);
+	struct net_backend *b;
+	struct vmm_err e = { 0 };
+	cr_assert_eq(net_backend_create(&c, &b, &e), 0, "%s", e.msg);
+	cr_assert(b->created);
+	char name[IFNAMSIZ];
+	snprintf(name, sizeof(name), "%s", b->ifname);
+	cr_assert(strncmp(name, "mvmtap", 6) == 0, "%s", name);
+	cr_assert(info_of(h, name).flags & IFF_UP);
+	cr_assert(has_addr(h, name, "10.9.0.1/24"));
+	cr_assert_str_eq(b->detail, "host side: 10.9.0.1/24, up");
+	net_backend_destroy(b);
+	cr_assert_not(exists(h, name), "the tap minivmm made is gone, its address with it");
+	host_link_close(h);
+}
+
+Test(host_link, an_operators_tap_on_a_bridge_is_restored_at_destroy, .timeout = 10)
+{
+	fresh_netns();
+	struct host_link *h = nl_open();
+	tap_add_persistent("ht0");
+	bridge_add("hbr0");
+	struct net_backend_config c = tap_config("ht0", NULL, "hbr0");
+	struct net_backend *b;
+	struct vmm_err e = { 0 };
+	cr_assert_eq(net_backend_create(&c, &b, &e), 0, "%s", e.msg);
+	cr_assert_not(b->created);
+	cr_assert_str_eq(b->detail, "host side: port of hbr0, up; undone at exit");
+	cr_assert_eq(info_of(h, "ht0").master, info_of(h, "hbr0").ifindex);
+	cr_assert(info_of(h, "ht0").flags & IFF_UP);
+	net_backend_destroy(b);
+	struct host_link_info t = info_of(h, "ht0");
+	cr_assert_eq(t.master, 0, "off the bridge");
+	cr_assert_not(t.flags & IFF_UP, "down, as it was");
+	link_del("ht0");
+	link_del("hbr0");
+	host_link_close(h);
+}
+
+Test(host_link, an_operators_tap_loses_the_address_minivmm_gave_it_at_destroy, .timeout = 10)
+{
+	fresh_netns();
+	struct host_link *h = nl_open();
+	tap_add_persistent("ht0");
+	struct net_backend_config c = tap_config("ht0", "10.9.0.1/24", NULL);
+	struct net_backend *b;
+	struct vmm_err e = { 0 };
+	cr_assert_eq(net_backend_create(&c, &b, &e), 0, "%s", e.msg);
+	cr_assert(has_addr(h, "ht0", "10.9.0.1/24"));
+	net_backend_destroy(b);
+	cr_assert_not(has_addr(h, "ht0", "10.9.0.1/24"), "the address minivmm added is gone");
+	cr_assert_not(info_of(h, "ht0").flags & IFF_UP);
+	link_del("ht0");
+	host_link_close(h);
+}
+
+Test(host_link, a_refused_start_leaves_no_tap_behind, .timeout = 10)
+{
+	fresh_netns();
+	struct host_link *h = nl_open();
+	/* Refused before the tap is made. */
+	struct net_backend_config c = tap_config("ht9", NULL, "nobr0");
+	struct net_backend *b;
+	struct vmm_err e = { 0 };
+	cr_assert_eq(net_backend_create(&c, &b, &e), -ENODEV);
+	cr_assert_str_eq(e.msg, "--net bridge=nobr0: there is no interface nobr0 (make the bridge first: ip link add nobr0 type bridge)");
+	cr_assert_not(exists(h, "ht9"), "no tap was made");
+	c = tap_config("ht9", NULL, "lo");
+	cr_assert_eq(net_backend_create(&c, &b, &e), -EINVAL);
+	cr_assert_str_eq(e.msg, "--net bridge=lo: lo is not a bridge");
+	cr_assert_not(exists(h, "ht9"));
+	/* Refused once the tap is made (new interfaces get no IPv6 here):
+	 * the tap minivmm made goes. */
+	write_file("/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
+	c = tap_config("ht9", "fd00:1::1/64", NULL);
+	cr_assert_lt(net_backend_create(&c, &b, &e), 0);
+	cr_assert(strstr(e.msg, "tap ht9: cannot add address fd00:1::1/64: "), "%s", e.msg);
+	cr_assert_not(exists(h, "ht9"), "the tap minivmm made is gone");
+	/* An operator's tap stays, as it was. */
+	tap_add_persistent("ht8");
+	c = tap_config("ht8", "fd00:1::1/64", NULL);
+	cr_assert_lt(net_backend_create(&c, &b, &e), 0);
+	cr_assert(exists(h, "ht8"));
+	cr_assert_not(info_of(h, "ht8").flags & IFF_UP);
+	link_del("ht8");
 	host_link_close(h);
 }
 
