@@ -14,6 +14,7 @@
 #include "devices/virtio/queue.h"
 #include "minivmm.h"
 #include "net/backend.h"
+#include "net/link_events.h"
 #include "net/queue_pair.h"
 #include "net/worker.h"
 #include "base/log_limit.h"
@@ -69,6 +70,7 @@ struct virtio_net {
 	bool link_up;                      /* under lock; config status LINK_UP */
 	int link_lost_err;                 /* -errno of the last loss (atomic) */
 	int link_wake_fd, link_stop_fd;
+	struct link_events *link_events;   /* RTNLGRP_LINK, read by the link thread */
 	pthread_t link_thread;
 	bool link_running;
 

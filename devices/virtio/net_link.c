@@ -5,12 +5,19 @@
  * from the worker thread); the device's link thread then
  *   - says so once, clears VIRTIO_NET_S_LINK_UP and raises a config
  *     interrupt, so the guest's driver sees carrier loss;
- *   - looks for the interface once a second and, when it is back, reopens
- *     every queue's fd, restarts the workers on them (their queue state
- *     lives on in qp->dp), re-applies offloads and steering, and sets the
- *     link up again.
+ *   - looks for the interface when the kernel says it changed (an
+ *     RTNLGRP_LINK event naming it: made again, up, carrier) and, when it
+ *     is back, reopens every queue's fd, restarts the workers on them
+ *     (their queue state lives on in qp->dp), re-applies offloads and
+ *     steering, and sets the link up again.
  * Nothing spins meanwhile: the workers drop the guest's TX frames as they
- * come and leave RX buffers with the guest. */
+ * come and leave RX buffers with the guest.
+ *
+ * While the backend is gone the thread also looks every LINK_FALLBACK_MS,
+ * events or not: some things that make an interface that is there usable
+ * again send no link event (another process letting go of the tap, or of
+ * an AF_XDP queue; a tap's owner changed), and a socket that overran
+ * (ENOBUFS) has lost events. It does nothing at all while the link is up. */
 #include "base/confine.h"
 #include "devices/virtio/net.h"
 #include "minivmm_abi.h"
@@ -21,9 +28,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
-#define LINK_RETRY_MS 1000
+/* The first look after a loss: not at once, as the interface may still be
+ * half-deleted, but soon, for one made again so quickly that its events
+ * were read (and let go) before the loss was known. */
+#define LINK_SETTLE_MS 250
+#define LINK_FALLBACK_MS 5000
 
 void vnet_backend_lost(void *opaque, unsigned qp, int err)
 {
@@ -96,7 +108,7 @@ static int vnet_link_try_recover(struct virtio_net *n, char *last_err, size_t si
 	}
 	if (rc == -EAGAIN)
 		return rc;   /* not really back (being deleted, or not made yet) */
-	/* Say why once per distinct reason, not once a second. */
+	/* Say why once per distinct reason, not at every look. */
 	if (strcmp(last_err, err.msg) != 0) {
 		snprintf(last_err, size, "%s", err.msg);
 		char what[600];
@@ -104,6 +116,25 @@ static int vnet_link_try_recover(struct virtio_net *n, char *last_err, size_t si
 		vnet_link_log(n, what);
 	}
 	return rc;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct link_watch {
+	const char *ifname;
+	bool named;              /* an event for our interface (not its deletion) */
+};
+
+static void vnet_link_event(void *opaque, const struct link_event *ev)
+{
+	struct link_watch *w = opaque;
+	if (!ev->gone && strcmp(ev->name, w->ifname) == 0)
+		w->named = true;
 }
 
 static void *vnet_link_main(void *arg)
@@ -122,14 +153,22 @@ static void *vnet_link_main(void *arg)
 		return NULL;
 	}
 	bool down = false;
+	int64_t next_look = 0;   /* while down: when to look next */
 	for (;;) {
-		struct pollfd fds[2] = { { .fd = n->link_stop_fd, .events = POLLIN },
-					 { .fd = n->link_wake_fd, .events = POLLIN } };
-		int ready = poll(fds, 2, down ? LINK_RETRY_MS : -1);
+		struct pollfd fds[3] = { { .fd = n->link_stop_fd, .events = POLLIN },
+					 { .fd = n->link_wake_fd, .events = POLLIN },
+					 { .fd = link_events_fd(n->link_events), .events = POLLIN } };
+		int timeout = -1;
+		if (down) {
+			int64_t left = next_look - now_ms();
+			timeout = left > 0 ? (int)left : 0;
+		}
+		int ready = poll(fds, 3, timeout);
 		if (ready < 0 && errno != EINTR)
 			break;
 		if (fds[0].revents)
 			break;
+		/* The loss first, so that events read in the same pass count. */
 		if (fds[1].revents) {
 			uint64_t v;
 			if (read(n->link_wake_fd, &v, sizeof(v)) < 0) {
@@ -137,6 +176,7 @@ static void *vnet_link_main(void *arg)
 			}
 			if (!down) {
 				down = true;
+				next_look = now_ms() + LINK_SETTLE_MS;
 				int e = __atomic_load_n(&n->link_lost_err, __ATOMIC_ACQUIRE);
 				vnet_link_set(n, false);
 				char what[200];
@@ -145,10 +185,19 @@ static void *vnet_link_main(void *arg)
 				vnet_link_log(n, what);
 			}
 		}
-		/* Not at once after the loss: the interface may still be
-		 * half-deleted. */
-		if (down && ready == 0 && vnet_link_try_recover(n, last_err, sizeof(last_err)) == 0)
-			down = false;
+		if (fds[2].revents) {
+			/* Read while up too, or the socket would overrun. */
+			struct link_watch w = { .ifname = n->backend->ifname };
+			int rc = link_events_read(n->link_events, vnet_link_event, &w);
+			if (down && (w.named || rc == -ENOBUFS))
+				next_look = now_ms();
+		}
+		if (down && now_ms() >= next_look) {
+			if (vnet_link_try_recover(n, last_err, sizeof(last_err)) == 0)
+				down = false;
+			else
+				next_look = now_ms() + LINK_FALLBACK_MS;
+		}
 	}
 	return NULL;
 }
@@ -160,6 +209,11 @@ int vnet_link_start(struct virtio_net *n, struct vmm_err *err)
 	n->link_stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (n->link_wake_fd < 0 || n->link_stop_fd < 0)
 		return vmm_err_sys(err, errno, "eventfds for net%u's link thread", n->index);
+	/* Here, on the thread that opened the backend: the socket hears the
+	 * network namespace the backend's interface is in. */
+	struct vmm_err e = { 0 };
+	if (link_events_open(&n->link_events, &e) < 0)
+		return vmm_err_set(err, e.code, "net%u's link thread: %s", n->index, e.msg);
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);
 	pthread_attr_setaffinity_np(&attr, sizeof(n->unpinned), &n->unpinned);
@@ -188,4 +242,6 @@ void vnet_link_stop(struct virtio_net *n)
 	if (n->link_stop_fd >= 0)
 		close(n->link_stop_fd);
 	n->link_wake_fd = n->link_stop_fd = -1;
+	link_events_close(n->link_events);
+	n->link_events = NULL;
 }
