@@ -149,6 +149,11 @@ struct minivmm_net_config {
 	int qdisc_bypass;         /* PACKET_QDISC_BYPASS on transmit (default 1) */
 	/* xdp backend only */
 	int xdp_zero_copy;        /* bind in zero-copy mode (needs driver support); 0: copy mode */
+	/* tap backend only: the tap's host side, one or the other (a bridge
+	 * port takes no address of its own). Either brings the tap up. What
+	 * minivmm changed on a tap it did not create is undone at exit. */
+	char ip[64];              /* "ADDR/PREFIX", IPv4 or IPv6, given to the tap; "" none */
+	char bridge[16];          /* an existing bridge the tap joins; "" none; NUL-terminated */
 };
 
 struct minivmm_config {

@@ -3,6 +3,8 @@
 #include "vmm/config.h"
 #include "vmm/api_args.h"
 
+#include "net/host_link.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -265,13 +267,38 @@ static int net_check_xdp_zero_copy(const struct minivmm_net_config *net, struct 
 	return 0;
 }
 
+/* ip= and bridge=: the tap's host side, one or the other. */
+static int net_check_host(const struct minivmm_net_config *net, struct vmm_err *err)
+{
+	bool ip_set = net->ip[0], bridge_set = net->bridge[0];
+	if (strnlen(net->ip, sizeof(net->ip)) == sizeof(net->ip))
+		return vmm_err_set(err, EINVAL, "--net ip: '%.*s' is too long for ADDR/PREFIX",
+				   (int)sizeof(net->ip), net->ip);
+	if (strnlen(net->bridge, sizeof(net->bridge)) == sizeof(net->bridge))
+		return vmm_err_set(err, EINVAL, "--net bridge: interface name '%.*s' is too long",
+				   (int)sizeof(net->bridge), net->bridge);
+	if ((ip_set || bridge_set) && net->backend != MINIVMM_NET_TAP)
+		return vmm_err_set(err, EINVAL, "--net %s=%s: only for the tap backend, and this device's is %s",
+				   ip_set ? "ip" : "bridge", ip_set ? net->ip : net->bridge,
+				   net_backend_key(net->backend));
+	if (ip_set && bridge_set)
+		return vmm_err_set(err, EINVAL,
+				   "--net ip=%s,bridge=%s: one or the other: a bridge port takes no address of its own (give it to %s)",
+				   net->ip, net->bridge, net->bridge);
+	struct host_addr a;
+	struct vmm_err e = { 0 };
+	if (ip_set && host_addr_parse(net->ip, &a, &e) < 0)
+		return vmm_err_set(err, EINVAL, "--net ip: %s", e.msg);
+	return 0;
+}
+
 /* Ranges first, then how the fields fit together (threads and cpus refer
  * to queues). */
 static const net_check_fn net_checks[] = {
 	net_check_backend, net_check_ifname, net_check_queues, net_check_mac, net_check_mtu,
 	net_check_queue_size, net_check_engine, net_check_poll_us, net_check_fanout, net_check_rx,
-	net_check_qdisc_bypass, net_check_uring_flags, net_check_xdp_zero_copy, net_check_threads,
-	net_check_cpus, net_check_backend_built,
+	net_check_qdisc_bypass, net_check_uring_flags, net_check_xdp_zero_copy, net_check_host,
+	net_check_threads, net_check_cpus, net_check_backend_built,
 };
 
 int config_validate_net(const struct minivmm_net_config *net, struct vmm_err *err)

@@ -251,15 +251,39 @@ static int key_qdisc_bypass(struct minivmm_net_config *net, const char *key, con
 	return 0;
 }
 
+static int key_ip(struct minivmm_net_config *net, const char *key, const char *value,
+		  struct vmm_err *err)
+{
+	(void)key;
+	/* The address itself is the validator's to check. */
+	if (!*value)
+		return vmm_err_set(err, EINVAL, "--net ip=: no address (ADDR/PREFIX, e.g. 10.0.0.1/24)");
+	if (strlen(value) >= sizeof(net->ip))
+		return vmm_err_set(err, EINVAL, "--net ip: '%s' is too long for ADDR/PREFIX", value);
+	snprintf(net->ip, sizeof(net->ip), "%s", value);
+	return 0;
+}
+
+static int key_bridge(struct minivmm_net_config *net, const char *key, const char *value,
+		      struct vmm_err *err)
+{
+	if (!*value)
+		return vmm_err_set(err, EINVAL, "--net %s=: empty interface name", key);
+	if (strlen(value) >= sizeof(net->bridge))
+		return vmm_err_set(err, EINVAL, "--net %s: interface name '%s' is too long", key, value);
+	snprintf(net->bridge, sizeof(net->bridge), "%s", value);
+	return 0;
+}
+
 /* Which devices a key means something for: one that does not apply is
  * refused, not ignored, so a typo'd backend or engine is never silent. */
-enum key_scope { FOR_ANY, FOR_PACKET, FOR_XDP, FOR_URING };
+enum key_scope { FOR_ANY, FOR_TAP, FOR_PACKET, FOR_XDP, FOR_URING };
 
 /* Keys sharing a slot exclude each other (one backend per device); every
  * slot may be given once. A new key is one line here and one function. */
 enum { SLOT_BACKEND, SLOT_QUEUES, SLOT_THREADS, SLOT_CPUS, SLOT_MAC, SLOT_MTU, SLOT_QUEUE_SIZE,
        SLOT_ENGINE, SLOT_POLL_US, SLOT_FANOUT, SLOT_RX, SLOT_QDISC_BYPASS, SLOT_FIXED_FILES,
-       SLOT_FIXED_BUFFERS, SLOT_DEFER_TASKRUN, SLOT_XDP_ZERO_COPY, NR_SLOTS };
+       SLOT_FIXED_BUFFERS, SLOT_DEFER_TASKRUN, SLOT_XDP_ZERO_COPY, SLOT_IP, SLOT_BRIDGE, NR_SLOTS };
 
 static const struct net_key {
 	const char *name;   /* first: vmm/suggest.h reads the table by it */
@@ -286,6 +310,8 @@ static const struct net_key {
 	{ "fixed-buffers", SLOT_FIXED_BUFFERS, false, key_fixed_buffers, FOR_URING },
 	{ "defer-taskrun", SLOT_DEFER_TASKRUN, false, key_defer_taskrun, FOR_URING },
 	{ "xdp-zero-copy", SLOT_XDP_ZERO_COPY, false, key_xdp_zero_copy, FOR_XDP },
+	{ "ip", SLOT_IP, false, key_ip, FOR_TAP },
+	{ "bridge", SLOT_BRIDGE, false, key_bridge, FOR_TAP },
 };
 
 #define NR_NET_KEYS (sizeof(net_keys) / sizeof(net_keys[0]))
@@ -361,10 +387,13 @@ static int net_check_scopes(const struct net_parse *p, struct vmm_err *err)
 		const struct net_key *k = p->key[slot];
 		char text[96];
 		item_text(it, text, sizeof(text));
-		if ((k->scope == FOR_PACKET && net->backend != MINIVMM_NET_PACKET) ||
-		    (k->scope == FOR_XDP && net->backend != MINIVMM_NET_XDP))
-			return vmm_err_set(err, EINVAL, "--net %s: only for the %s backend, and this device's is %s",
-					   text, k->scope == FOR_PACKET ? "packet" : "xdp", backend);
+		static const struct { enum key_scope scope; enum minivmm_net_backend backend; const char *name; }
+			only[] = { { FOR_TAP, MINIVMM_NET_TAP, "tap" }, { FOR_PACKET, MINIVMM_NET_PACKET, "packet" },
+				   { FOR_XDP, MINIVMM_NET_XDP, "xdp" } };
+		for (size_t i = 0; i < sizeof(only) / sizeof(only[0]); i++)
+			if (k->scope == only[i].scope && net->backend != only[i].backend)
+				return vmm_err_set(err, EINVAL, "--net %s: only for the %s backend, and this device's is %s",
+						   text, only[i].name, backend);
 		if (k->scope == FOR_URING && net->engine != MINIVMM_ENGINE_URING)
 			return vmm_err_set(err, EINVAL, "--net %s: an io_uring option, and this device has engine=epoll",
 					   text);

@@ -63,6 +63,10 @@ static void check_net(const struct minivmm_net_config *n)
 	FUZZ_CHECK((n->backend != MINIVMM_NET_PACKET && n->backend != MINIVMM_NET_XDP) || n->ifname[0],
 		   "packet or xdp backend without interface");
 	FUZZ_CHECK(n->poll_us == MINIVMM_POLL_AUTO || n->poll_us <= 1000000, "poll-us %u", n->poll_us);
+	FUZZ_CHECK(memchr(n->ip, '\0', sizeof(n->ip)) && memchr(n->bridge, '\0', sizeof(n->bridge)),
+		   "ip or bridge not terminated");
+	FUZZ_CHECK(!(n->ip[0] || n->bridge[0]) || (n->backend == MINIVMM_NET_TAP && !(n->ip[0] && n->bridge[0])),
+		   "ip or bridge off a tap, or both");
 }
 
 static void check_options(const struct cli_options *o, char **argv, int argc)

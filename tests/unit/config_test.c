@@ -294,3 +294,28 @@ Test(config, signal_names)
 	config_signal_name(200, b, sizeof(b));
 	cr_assert_str_eq(b, "signal 200");
 }
+
+/* An embedder's ip and bridge fields get the command line's words. */
+Test(config, ip_and_bridge_are_checked_in_the_clis_words)
+{
+	struct minivmm_config cfg = with_net();
+	snprintf(cfg.net[0].ip, sizeof(cfg.net[0].ip), "10.0.0.1/24");
+	char msg[256] = "";
+	cr_assert_eq(minivmm_config_validate(&cfg, msg, sizeof(msg)), 0, "%s", msg);
+	snprintf(cfg.net[0].ip, sizeof(cfg.net[0].ip), "10.0.0.1");
+	expect_refused(&cfg, "--net ip: '10.0.0.1' has no prefix length (ADDR/PREFIX, e.g. 10.0.0.1/24)");
+	snprintf(cfg.net[0].ip, sizeof(cfg.net[0].ip), "10.0.0.1/24");
+	snprintf(cfg.net[0].bridge, sizeof(cfg.net[0].bridge), "br0");
+	expect_refused(&cfg, "--net ip=10.0.0.1/24,bridge=br0: one or the other: a bridge port takes no address of its own (give it to br0)");
+	cfg.net[0].ip[0] = '\0';
+	cr_assert_eq(minivmm_config_validate(&cfg, msg, sizeof(msg)), 0, "%s", msg);
+	cfg.net[0].backend = MINIVMM_NET_PACKET;
+	snprintf(cfg.net[0].ifname, sizeof(cfg.net[0].ifname), "eth0");
+	expect_refused(&cfg, "--net bridge=br0: only for the tap backend, and this device's is packet");
+	cfg.net[0].backend = MINIVMM_NET_TAP;
+	memset(cfg.net[0].bridge, 'b', sizeof(cfg.net[0].bridge));
+	expect_refused(&cfg, "--net bridge: interface name 'bbbbbbbbbbbbbbbb' is too long");
+	cfg.net[0].bridge[0] = '\0';
+	memset(cfg.net[0].ip, '1', sizeof(cfg.net[0].ip));
+	expect_refused(&cfg, "--net ip: '1111111111111111111111111111111111111111111111111111111111111111' is too long for ADDR/PREFIX");
+}

@@ -366,3 +366,44 @@ Test(net_config, parse_mac_refuses_malformed_and_multicast)
 		cr_assert_eq(net_config_parse_mac(bad[i], mac), -EINVAL, "'%s' accepted", bad[i]);
 	}
 }
+
+/* ---- the tap's host side: ip= and bridge= ---------------------------------- */
+
+Test(net_config, ip_or_bridge_on_a_tap)
+{
+	struct minivmm_net_config net = parse_ok("tap=t0,ip=10.0.0.1/24");
+	cr_assert_str_eq(net.ip, "10.0.0.1/24");
+	cr_assert_str_eq(net.bridge, "");
+	net = parse_ok("ip=fd00::1/64,queues=2");
+	cr_assert_str_eq(net.ip, "fd00::1/64");
+	cr_assert_eq(net.backend, MINIVMM_NET_TAP, "no backend key: a new tap");
+	net = parse_ok("tap,bridge=br0");
+	cr_assert_str_eq(net.bridge, "br0");
+	cr_assert_str_eq(net.ip, "");
+	net = parse_ok("bridge=abcdefghijklmno");
+	cr_assert_str_eq(net.bridge, "abcdefghijklmno");
+}
+
+Test(net_config, ip_and_bridge_are_refused_together_and_off_a_tap)
+{
+	expect_error("tap=t0,ip=10.0.0.1/24,bridge=br0",
+		     "--net ip=10.0.0.1/24,bridge=br0: one or the other: a bridge port takes no address of its own (give it to br0)");
+	expect_error("packet=eth0,ip=10.0.0.1/24", "--net ip=10.0.0.1/24: only for the tap backend, and this device's is packet");
+	expect_error("xdp=v0,bridge=br0", "--net bridge=br0: only for the tap backend, and this device's is xdp");
+	expect_error("bridge=br0,packet=eth0", "--net bridge=br0: only for the tap backend, and this device's is packet");
+	expect_error("ip=10.0.0.1/24,ip=10.0.0.2/24", "'ip' given twice");
+}
+
+Test(net_config, a_bad_ip_or_bridge_is_one_line_naming_the_key)
+{
+	expect_error("ip=10.0.0.1", "--net ip: '10.0.0.1' has no prefix length (ADDR/PREFIX, e.g. 10.0.0.1/24)");
+	expect_error("ip=10.0.0.256/24", "--net ip: '10.0.0.256/24' is not ADDR/PREFIX with an IPv4 or IPv6 address");
+	expect_error("ip=10.0.0.1/40", "--net ip: '10.0.0.1/40': the prefix length is not a number from 1 to 32");
+	expect_error("ip=fd00::1/200", "the prefix length is not a number from 1 to 128");
+	expect_error("ip=", "--net ip=: no address (ADDR/PREFIX, e.g. 10.0.0.1/24)");
+	expect_error("ip", "'ip' needs a value");
+	expect_error("bridge=", "--net bridge=: empty interface name");
+	expect_error("bridge=abcdefghijklmnop", "--net bridge: interface name 'abcdefghijklmnop' is too long");
+	expect_error("ip=1111:2222:3333:4444:5555:6666:7777:8888:9999:aaaa:bbbb:cccc:dddd:eeee/64",
+		     "--net ip: '1111:2222:3333:4444:5555:6666:7777:8888:9999:aaaa:bbbb:cccc:dddd:eeee/64' is too long for ADDR/PREFIX");
+}
