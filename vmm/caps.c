@@ -14,7 +14,12 @@
  * They keep what that needs; the spawner keeps what the control thread
  * needs, since threads inherit their creator's capabilities. Every other
  * thread keeps none, except with the xdp backend (below). TUNSETQUEUE and
- * TUNSETOFFLOAD need none on an fd already attached. */
+ * TUNSETOFFLOAD need none on an fd already attached.
+ *
+ * One thread outside this plan keeps one: the minivmm command's main
+ * thread, which tears the VM down, keeps CAP_NET_ADMIN when a tap has ip=
+ * or bridge=, to undo them on an operator's tap (vmm/main.c). The library
+ * confines no thread that tears down. */
 #include "vmm/caps.h"
 
 #include <linux/capability.h>

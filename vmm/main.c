@@ -3,6 +3,7 @@
  * run it, map the outcome to an exit status. The only place that exits. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -154,12 +155,17 @@ static int program_confinement(const struct minivmm_config *cfg, struct confine 
 {
 	memset(c, 0, sizeof(*c));
 	enum minivmm_seccomp mode = seccomp_effective_mode(cfg->seccomp);
-	c->filters = mode != MINIVMM_SECCOMP_OFF;
-	c->drop_caps = cfg->drop_caps != 0;   /* keep_caps: none */
-	if (!c->filters)
-		return 0;
 	struct confine_needs needs;
 	confine_needs_from_config(cfg, cfg->kick_signal, &needs);
+	c->filters = mode != MINIVMM_SECCOMP_OFF;
+	c->drop_caps = cfg->drop_caps != 0;
+	/* The signal thread keeps nothing; this one keeps CAP_NET_ADMIN only
+	 * to undo ip=/bridge= on an operator's tap when it tears the VM down
+	 * (rtnetlink checks the sender's capability, not only the socket's). */
+	if (needs.tap_host)
+		c->keep_caps[CONFINE_MAIN] = 1ull << CAP_NET_ADMIN;
+	if (!c->filters)
+		return 0;
 	return seccomp_lists_build(c, &needs, mode, (1u << CONFINE_MAIN) | (1u << CONFINE_SIGNALS), err);
 }
 

@@ -70,12 +70,13 @@ enum {
 	W_XDP_MQ = 1 << 9,
 	W_XDP_ZC = 1 << 10,
 	W_SPLIT_IRQCHIP = 1 << 11,
+	W_TAP_HOST = 1 << 12,
 };
 
 static const char *const when_names[] = {
 	"a network device", "tap", "packet", "packet, queues > 1", "engine=uring", "engine=epoll",
 	"--drop-caps", "--serial stdio", "xdp", "xdp, queues > 1", "xdp, xdp-zero-copy=on",
-	"--irqchip=split",
+	"--irqchip=split", "tap, ip= or bridge=",
 };
 
 enum arg_kind {
@@ -203,6 +204,12 @@ static const struct seccomp_rule rules[] = {
 	{ SYS(tgkill), .roles = RL_MAIN, ARGS(PID(0), ONE_OF(2, "sig", SIGTERM)),
 	  .why = "the minivmm command wakes its signal thread to end it" },
 	IOCTL(RL_MAIN | RL_SIGNALS, 0, "stdio asks whether stdout/stderr is a terminal", TCGETS),
+	/* The tap backend undoes ip=/bridge= on an operator's tap as it is
+	 * destroyed, on the rtnetlink socket it opened at set-up (libmnl). */
+	{ SYS(sendto), .roles = RL_MAIN, .when = W_TAP_HOST, ARGS(ONE_OF(3, "flags", 0)),
+	  .why = "at teardown, rtnetlink requests that take off what ip= or bridge= did to an operator's tap, on the socket opened at set-up" },
+	{ SYS(recvmsg), .roles = RL_MAIN, .when = W_TAP_HOST, ARGS(ONE_OF(2, "flags", 0)),
+	  .why = "the kernel's answers to them" },
 	{ SYS(newfstatat), .roles = RL_MAIN | RL_SIGNALS | RL_LINK, .why = "stdio buffers, fopen, opendir" },
 	{ SYS(fstat), .roles = RL_MAIN | RL_SIGNALS | RL_LINK, .why = "stdio buffers, fopen, opendir" },
 	{ SYS(lseek), .roles = RL_MAIN | RL_SIGNALS | RL_LINK, .why = "fclose of a file read in part" },
@@ -359,7 +366,7 @@ static unsigned needs_mask(const struct confine_needs *n)
 	       (n->epoll ? W_EPOLL : 0) | (n->drop_caps ? W_DROP_CAPS : 0) |
 	       (n->terminal_fd >= 0 ? W_TTY : 0) | (n->xdp ? W_XDP : 0) |
 	       (n->xdp_mq ? W_XDP_MQ : 0) | (n->xdp_zero_copy ? W_XDP_ZC : 0) |
-	       (n->split_irqchip ? W_SPLIT_IRQCHIP : 0);
+	       (n->split_irqchip ? W_SPLIT_IRQCHIP : 0) | (n->tap_host ? W_TAP_HOST : 0);
 }
 
 /* The spawner's threads run under its filter too: it allows all they do. */
@@ -395,6 +402,7 @@ void confine_needs_from_config(const struct minivmm_config *cfg, int kick_signal
 			n->xdp_zero_copy |= net->xdp_zero_copy != 0;
 		} else {
 			n->tap = true;
+			n->tap_host |= net->ip[0] || net->bridge[0];
 		}
 		if (net->engine == MINIVMM_ENGINE_EPOLL)
 			n->epoll = true;
@@ -640,7 +648,7 @@ void seccomp_lists_print(FILE *out)
 {
 	struct confine_needs all = { .net = true, .tap = true, .packet = true, .packet_mq = true,
 				     .uring = true, .epoll = true, .drop_caps = true, .xdp = true,
-				     .xdp_mq = true, .xdp_zero_copy = true };
+				     .xdp_mq = true, .xdp_zero_copy = true, .tap_host = true };
 	struct confine_needs tap_uring = { .net = true, .tap = true, .uring = true };
 	for (unsigned role = 0; role < CONFINE_ROLES; role++) {
 		unsigned most = seccomp_lists_count(role, &all, NULL, 0);

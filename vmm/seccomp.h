@@ -23,6 +23,7 @@
 struct confine_needs {
 	bool net;              /* any network device: workers, control, link threads */
 	bool tap;              /* a tap device */
+	bool tap_host;         /* ... with ip= or bridge=: undone at teardown, on main (net/tap.c) */
 	bool packet;           /* a packet-socket device */
 	bool packet_mq;        /* ... with several queue pairs: VQ_PAIRS_SET reopens sockets */
 	bool packet_recv;      /* ... with rx=recv (a larger receive buffer: CAP_NET_ADMIN) */

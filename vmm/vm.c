@@ -420,7 +420,13 @@ static int vm_backend_config(const struct minivmm *vm, unsigned i, struct net_ba
 		.xdp_zero_copy = nc->xdp_zero_copy, .mem = &vm->mem,
 	};
 	snprintf(bc->ifname, sizeof(bc->ifname), "%s", nc->ifname);
-	return 0;
+	if (nc->backend != MINIVMM_NET_TAP)
+		return 0;
+	/* ip= and bridge= (validated): the tap backend applies them, and
+	 * undoes them when it goes. */
+	snprintf(bc->host.bridge, sizeof(bc->host.bridge), "%s", nc->bridge);
+	bc->host.has_addr = nc->ip[0] != '\0';
+	return bc->host.has_addr ? host_addr_parse(nc->ip, &bc->host.addr, err) : 0;
 }
 
 /* Host-only memory after guest RAM the backends need (the xdp backend's

@@ -12,6 +12,7 @@
 #include <linux/io_uring.h>
 #include <linux/kvm.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -29,6 +31,8 @@
 
 #include "base/confine.h"
 #include "base/spawn.h"
+#include "net/host_link.h"
+#include "net/tap.h"
 #include "vmm/caps.h"
 #include "vmm/seccomp.h"
 
@@ -179,6 +183,33 @@ Test(seccomp, lists_follow_the_configuration)
 	cr_assert(!has(CONFINE_NET_LINK, &pkt, SYS_openat));
 	cr_assert(!has(CONFINE_SPAWNER, &tap, SYS_capset), "capset only with --drop-caps");
 	cr_assert(has(CONFINE_SPAWNER, &tap, SYS_io_uring_setup));
+}
+
+/* Undoing ip=/bridge= at teardown: main, and only main, gains the
+ * rtnetlink calls on the socket opened at set-up, and opens none. */
+Test(seccomp, a_tap_with_ip_or_bridge_adds_only_mains_netlink_calls)
+{
+	struct confine_needs tap = tap_uring(), host = tap_uring();
+	host.tap_host = true;
+	cr_assert(!has(CONFINE_MAIN, &tap, SYS_sendto));
+	cr_assert(!has(CONFINE_MAIN, &tap, SYS_recvmsg));
+	cr_assert(has(CONFINE_MAIN, &host, SYS_sendto));
+	cr_assert(has(CONFINE_MAIN, &host, SYS_recvmsg));
+	cr_assert(!has(CONFINE_MAIN, &host, SYS_socket), "the socket is made at set-up");
+	for (unsigned r = 0; r < CONFINE_ROLES; r++)
+		if (r != CONFINE_MAIN)
+			cr_assert_eq(seccomp_lists_count(r, &host, NULL, 0), seccomp_lists_count(r, &tap, NULL, 0),
+				     "%s", confine_role_name(r));
+	struct minivmm_config cfg;
+	minivmm_config_init(&cfg);
+	minivmm_net_config_init(&cfg.net[0]);
+	cfg.nr_nets = 1;
+	struct confine_needs n;
+	confine_needs_from_config(&cfg, SIGRTMIN + 1, &n);
+	cr_assert_not(n.tap_host);
+	snprintf(cfg.net[0].bridge, sizeof(cfg.net[0].bridge), "br0");
+	confine_needs_from_config(&cfg, SIGRTMIN + 1, &n);
+	cr_assert(n.tap_host);
 }
 
 /* The xdp backend's calls (docs/xdp.md) are on the lists of the threads that
@@ -365,6 +396,64 @@ static void start_a_thread(void)
 	pthread_t t;
 	pthread_create(&t, NULL, sleep_then_exit_7, NULL);
 	child_exit(2);
+}
+
+/* The teardown of a tap given ip=, as the minivmm command's main thread
+ * runs it: confined as main, in a namespace of the child's own. With the
+ * tap's rules the undo completes (the address is gone); without them the
+ * first request kills the process. */
+static struct confine main_confine;
+static struct host_link *undo_nl;
+static struct host_link_undo undo_rec;
+static struct host_addr undo_addr;
+
+static void set_up_a_tap_with_ip(void)
+{
+	/* Its own sysfs too: net/tap.c looks there for the tap. */
+	if (unshare(CLONE_NEWNET | CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("sysfs", "/sys", "sysfs", 0, NULL) < 0)
+		child_exit(90);
+	struct vmm_err err = { 0 };
+	char name[IFNAMSIZ];
+	int fd = tap_open_queue("sc0", false, name, &err);
+	if (fd < 0 || ioctl(fd, TUNSETPERSIST, 1) < 0)
+		child_exit(91);
+	close(fd);
+	struct host_link_setup s = { .has_addr = true };
+	if (host_addr_parse("10.9.0.1/24", &s.addr, &err) < 0 || host_link_open(&undo_nl, &err) < 0 ||
+	    host_link_apply(undo_nl, "sc0", &s, &undo_rec, &err) < 0)
+		child_exit(92);
+	undo_addr = s.addr;
+}
+
+static void undo_as_main(void)
+{
+	set_up_a_tap_with_ip();
+	struct vmm_err err = { 0 };
+	if (confine_enter(&main_confine, CONFINE_MAIN, &err) < 0)
+		child_exit(100);
+	unsigned ifindex = undo_rec.ifindex;
+	if (host_link_revert(undo_nl, &undo_rec, &err) < 0)
+		child_exit(93);
+	if (host_link_has_addr(undo_nl, ifindex, &undo_addr, &err) != 0)
+		child_exit(94);
+	host_link_close(undo_nl);
+}
+
+Test(seccomp, main_undoes_a_taps_ip_under_its_list, .timeout = 10)
+{
+	struct confine_needs n = tap_uring();
+	n.tap_host = true;
+	main_confine = built(&n, MINIVMM_SECCOMP_ON);
+	int st = in_child(NULL, -1, undo_as_main);
+	cr_assert(EXITED_WITH(st, 0), "%s", status_text(st));
+	seccomp_lists_free(&main_confine);
+
+	n.tap_host = false;
+	main_confine = built(&n, MINIVMM_SECCOMP_ON);
+	st = in_child(NULL, -1, undo_as_main);
+	cr_assert(KILLED_BY_SIGSYS(st), "without ip=/bridge= main may not: %s", status_text(st));
+	seccomp_lists_free(&main_confine);
 }
 
 /* Calls on a list only with some arguments: the others kill. */
