@@ -57,6 +57,8 @@ const char cli_usage[] =
 	"    rx=ring|recv             packet: TPACKET_V3 ring (default) or readv a frame\n"
 	"    qdisc-bypass=on|off      packet: bypass the qdisc on transmit (default on)\n"
 	"    xdp-zero-copy=on|off     xdp: zero-copy, if the driver can (default off)\n"
+	"    ip=ADDR/PREFIX           tap: this address on it, up (undone at exit)\n"
+	"    bridge=BR                tap: a port of bridge BR instead, up (undone too)\n"
 	"  --stats[=json]       statistics at exit and on SIGUSR1, to stderr: a table\n"
 	"                       (the VM, then each device's queues and workers) or\n"
 	"                       one JSON line (keys in docs/stats.md)\n"
