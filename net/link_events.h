@@ -3,7 +3,7 @@
  * or goes: an rtnetlink socket bound to RTNLGRP_LINK, in the network
  * namespace of the thread that opens it. The link thread
  * (devices/virtio/net_link.c) waits on it for a vanished backend to come
- * back, instead of looking for it every second. */
+ * back. */
 #ifndef MINIVMM_NET_LINK_EVENTS_H
 #define MINIVMM_NET_LINK_EVENTS_H
 
