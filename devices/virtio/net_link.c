@@ -5,9 +5,9 @@
  * from the worker thread); the device's link thread then
  *   - says so once, clears VIRTIO_NET_S_LINK_UP and raises a config
  *     interrupt, so the guest's driver sees carrier loss;
- *   - looks for the interface when the kernel says it changed (an
- *     RTNLGRP_LINK event naming it: made again, up, carrier) and, when it
- *     is back, reopens every queue's fd, restarts the workers on them
+ *   - looks for the interface shortly after the kernel says it changed
+ *     (an RTNLGRP_LINK event naming it: made again, up, carrier) and, when
+ *     it is back, reopens every queue's fd, restarts the workers on them
  *     (their queue state lives on in qp->dp), re-applies offloads and
  *     steering, and sets the link up again.
  * Nothing spins meanwhile: the workers drop the guest's TX frames as they
@@ -35,6 +35,10 @@
  * half-deleted, but soon, for one made again so quickly that its events
  * were read (and let go) before the loss was known. */
 #define LINK_SETTLE_MS 250
+/* After an event naming the interface: its maker may not be done with it
+ * (`ip tuntap add` is heard at TUNSETIFF, while it still holds the tap and
+ * before TUNSETPERSIST; a veth is heard down, then up). */
+#define LINK_EVENT_SETTLE_MS 100
 #define LINK_FALLBACK_MS 5000
 
 void vnet_backend_lost(void *opaque, unsigned qp, int err)
@@ -189,8 +193,9 @@ static void *vnet_link_main(void *arg)
 			/* Read while up too, or the socket would overrun. */
 			struct link_watch w = { .ifname = n->backend->ifname };
 			int rc = link_events_read(n->link_events, vnet_link_event, &w);
-			if (down && (w.named || rc == -ENOBUFS))
-				next_look = now_ms();
+			int64_t soon = now_ms() + LINK_EVENT_SETTLE_MS;
+			if (down && (w.named || rc == -ENOBUFS) && soon < next_look)
+				next_look = soon;
 		}
 		if (down && now_ms() >= next_look) {
 			if (vnet_link_try_recover(n, last_err, sizeof(last_err)) == 0)
