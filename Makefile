@@ -20,7 +20,9 @@
 # Knobs: CPPFLAGS, CFLAGS (default -O2 -g), LDFLAGS and LDLIBS are the
 # packager's and come after the project's own flags; WERROR=0 drops -Werror;
 # XDP=0 builds without the AF_XDP backend (no libxdp, libbpf; --version says
-# so); SAN=... and STATIC=1 as above.
+# so); HOSTNET=0 without a tap's ip= and bridge= and the link events (no
+# libmnl; the default of STATIC=1, since Debian has no libmnl.a; --version
+# says so); SAN=... and STATIC=1 as above.
 #
 # The build installs nothing: a missing build dependency stops it with one
 # line naming the Debian package (scripts/check-build-deps.sh).
@@ -42,6 +44,7 @@ STATIC  ?=
 
 WERROR  ?= 1
 XDP     ?= 1
+HOSTNET ?= $(if $(STATIC),0,1)
 
 # The release is the VERSION file; a git checkout of the project adds its
 # commit as build metadata: 0.3.0+git8d0ca88-dirty.
@@ -57,9 +60,10 @@ WERROR_FLAG := $(if $(filter 1,$(WERROR)),-Werror)
 PROJECT_CFLAGS := -std=gnu11 -Wall -Wextra $(WERROR_FLAG) -Wshadow -Wpointer-arith \
            -Wmissing-prototypes -Wstrict-prototypes -Wformat=2 \
            -D_GNU_SOURCE -I. -Iinclude -MMD -MP \
-           -DMINIVMM_VERSION='"$(VERSION)"' -DMINIVMM_XDP=$(if $(filter 1,$(XDP)),1,0)
+           -DMINIVMM_VERSION='"$(VERSION)"' -DMINIVMM_XDP=$(if $(filter 1,$(XDP)),1,0) \
+           -DMINIVMM_HOSTNET=$(if $(filter 1,$(HOSTNET)),1,0)
 CFLAGS  ?= -O2 -g
-PROJECT_LIBS := -luring -lfdt $(if $(filter 1,$(XDP)),-lxdp -lbpf) -lseccomp -ljansson -lmnl -lpthread
+PROJECT_LIBS := -luring -lfdt $(if $(filter 1,$(XDP)),-lxdp -lbpf) -lseccomp -ljansson $(if $(filter 1,$(HOSTNET)),-lmnl) -lpthread
 
 # Sanitizer and static-build flags: the build's own, kept apart from the
 # packager's CFLAGS/LDFLAGS so that giving those on the command line does
@@ -103,6 +107,12 @@ LIB_SRCS  := $(filter-out net/xdp_none.c,$(LIB_SRCS))
 else
 LIB_SRCS  := $(filter-out net/xdp%.c,$(LIB_SRCS)) net/xdp_none.c
 endif
+# HOSTNET=0: net/hostnet_none.c instead of rtnetlink over libmnl.
+ifeq ($(HOSTNET),1)
+LIB_SRCS  := $(filter-out net/hostnet_none.c,$(LIB_SRCS))
+else
+LIB_SRCS  := $(filter-out net/host_link.c net/link_events.c net/hostnet_none.c,$(LIB_SRCS)) net/hostnet_none.c
+endif
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 # The program has its own copy of the error helpers, and of the seccomp lists
 # and confine_enter() for its signal thread: the library's are local.
@@ -131,6 +141,9 @@ UNIT_SRCS := $(wildcard tests/unit/*_test.c)
 ifneq ($(XDP),1)
 UNIT_SRCS := $(filter-out tests/unit/xdp_test.c,$(UNIT_SRCS))
 endif
+ifneq ($(HOSTNET),1)
+UNIT_SRCS := $(filter-out tests/unit/host_link_test.c,$(UNIT_SRCS))
+endif
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/obj/%.o)
 UNIT_BIN  := $(BUILD)/unit-tests
 
@@ -157,7 +170,7 @@ endif
 
 # Checked (never installed) once per build directory, and again when the
 # check or the knobs it depends on change.
-DEPS_ARGS := xdp=$(if $(filter 1,$(XDP)),1,0) static=$(if $(STATIC),1,0) unit=$(if $(STATIC),0,1)
+DEPS_ARGS := xdp=$(if $(filter 1,$(XDP)),1,0) hostnet=$(if $(filter 1,$(HOSTNET)),1,0) static=$(if $(STATIC),1,0) unit=$(if $(STATIC),0,1)
 $(DEPS_OK): scripts/check-build-deps.sh $(BUILD)/.deps-args
 	@mkdir -p $(@D)
 	@CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" scripts/check-build-deps.sh $(DEPS_ARGS)
@@ -354,7 +367,7 @@ bench-smoke: all $(RAWNET)
 
 DOCDIR  ?= $(PREFIX)/share/doc/minivmm
 # What a static link of libminivmm.a needs (libbpf.a pulls in libelf, zlib).
-PC_LIBS_PRIVATE := $(strip -luring -lfdt $(if $(filter 1,$(XDP)),-lxdp -lbpf -lelf -lz) -lseccomp -ljansson -lmnl -lpthread)
+PC_LIBS_PRIVATE := $(strip -luring -lfdt $(if $(filter 1,$(XDP)),-lxdp -lbpf -lelf -lz) -lseccomp -ljansson $(if $(filter 1,$(HOSTNET)),-lmnl) -lpthread)
 # The user documentation the man page points at goes with it.
 INSTALL_DOCS := LICENSE README.md $(filter-out docs/README.md,$(wildcard docs/*.md))
 install: $(BIN) $(LIB_ALL)

@@ -3,11 +3,12 @@
 #include "vmm/config.h"
 #include "vmm/api_args.h"
 
-#include "net/host_link.h"
+#include "net/host_addr.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -110,6 +111,10 @@ static const char *net_backend_key(enum minivmm_net_backend b)
 #ifndef MINIVMM_XDP
 #define MINIVMM_XDP 1
 #endif
+/* make HOSTNET=0 builds without a tap's ip= and bridge= (net/hostnet_none.c). */
+#ifndef MINIVMM_HOSTNET
+#define MINIVMM_HOSTNET 1
+#endif
 
 static int net_check_backend(const struct minivmm_net_config *net, struct vmm_err *err)
 {
@@ -125,6 +130,11 @@ static int net_check_backend_built(const struct minivmm_net_config *net, struct 
 		return vmm_err_set(err, EOPNOTSUPP,
 				   "--net xdp=%s: this minivmm is built without AF_XDP (make XDP=0); "
 				   "use tap= or packet=", net->ifname);
+	if ((net->ip[0] || net->bridge[0]) && !MINIVMM_HOSTNET)
+		return vmm_err_set(err, EOPNOTSUPP,
+				   "--net %s=%s: this minivmm is built without host networking (make HOSTNET=0, "
+				   "the default of STATIC=1); set the tap up with ip(8) instead",
+				   net->ip[0] ? "ip" : "bridge", net->ip[0] ? net->ip : net->bridge);
 	return 0;
 }
 

@@ -194,9 +194,11 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (opts.version) {
-		printf("minivmm %s\nlibminivmm API %d.%d\nAF_XDP backend: %s\n", MINIVMM_VERSION,
+		printf("minivmm %s\nlibminivmm API %d.%d\nAF_XDP backend: %s\n"
+		       "host networking (ip=, bridge=, link events): %s\n", MINIVMM_VERSION,
 		       MINIVMM_API_VERSION_MAJOR, MINIVMM_API_VERSION_MINOR,
-		       MINIVMM_XDP ? "yes" : "no (built with XDP=0)");
+		       MINIVMM_XDP ? "yes" : "no (built with XDP=0)",
+		       MINIVMM_HOSTNET ? "yes" : "no (built with HOSTNET=0)");
 		return 0;
 	}
 	if (opts.seccomp_list) {

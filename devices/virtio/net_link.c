@@ -39,7 +39,12 @@
  * (`ip tuntap add` is heard at TUNSETIFF, while it still holds the tap and
  * before TUNSETPERSIST; a veth is heard down, then up). */
 #define LINK_EVENT_SETTLE_MS 100
+/* A build without link events (make HOSTNET=0) has only this look. */
+#if !defined(MINIVMM_HOSTNET) || MINIVMM_HOSTNET
 #define LINK_FALLBACK_MS 5000
+#else
+#define LINK_FALLBACK_MS 1000
+#endif
 
 void vnet_backend_lost(void *opaque, unsigned qp, int err)
 {

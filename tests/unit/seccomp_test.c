@@ -398,6 +398,7 @@ static void start_a_thread(void)
 	child_exit(2);
 }
 
+#if MINIVMM_HOSTNET
 /* The teardown of a tap given ip=, as the minivmm command's main thread
  * runs it: confined as main, in a namespace of the child's own. With the
  * tap's rules the undo completes (the address is gone); without them the
@@ -455,6 +456,7 @@ Test(seccomp, main_undoes_a_taps_ip_under_its_list, .timeout = 10)
 	cr_assert(KILLED_BY_SIGSYS(st), "without ip=/bridge= main may not: %s", status_text(st));
 	seccomp_lists_free(&main_confine);
 }
+#endif
 
 /* Calls on a list only with some arguments: the others kill. */
 Test(seccomp, arguments_are_checked_not_only_the_call, .timeout = 20)
