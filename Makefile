@@ -74,15 +74,15 @@ ifneq ($(SAN),)
   # MINIVMM_SANITIZED: no seccomp filters on the VM's threads (vmm/vm.c).
   BUILD_CFLAGS  += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all -DMINIVMM_SANITIZED
   BUILD_LDFLAGS += -fsanitize=$(SAN)
-  # The suffix is added once: the test targets run make again with BUILD
-  # already pointing at the sanitizer's directory.
+  # One suffix, whichever the BUILD given already had: the test targets
+  # run make again with BUILD pointing at a sanitizer's directory.
   ifneq ($(findstring thread,$(SAN)),)
     # The virtqueue fences order our ring accesses against the guest's,
     # which ThreadSanitizer cannot see (guest memory is written by KVM).
     BUILD_CFLAGS += -Wno-tsan
-    BUILD  := $(patsubst %-tsan,%,$(BUILD))-tsan
+    BUILD  := $(patsubst %-san,%,$(patsubst %-tsan,%,$(BUILD)))-tsan
   else
-    BUILD  := $(patsubst %-san,%,$(BUILD))-san
+    BUILD  := $(patsubst %-san,%,$(patsubst %-tsan,%,$(BUILD)))-san
   endif
 endif
 ifneq ($(STATIC),)
