@@ -59,4 +59,15 @@ int host_check_fds_against(const struct minivmm_config *cfg, unsigned open_now, 
 /* The same with this process's descriptors and RLIMIT_NOFILE. */
 int host_check_fds(const struct minivmm_config *cfg, struct vmm_err *err);
 
+/* Address space: a VM of cfg maps guest RAM, host_tail bytes of host-only
+ * memory beside it (AF_XDP's buffers) and, measured, up to 34 MiB more
+ * (program, libraries, heap, stacks, rings). A process whose RLIMIT_AS
+ * (ulimit -v) is below host_address_space_needed() is refused at create,
+ * naming the limit and the --mem that would fit, instead of failing as
+ * threads and rings are made. */
+uint64_t host_address_space_needed(const struct minivmm_config *cfg, uint64_t host_tail);
+int host_check_address_space_against(const struct minivmm_config *cfg, uint64_t host_tail, uint64_t limit,
+				     struct vmm_err *err);
+int host_check_address_space(const struct minivmm_config *cfg, uint64_t host_tail, struct vmm_err *err);
+
 #endif

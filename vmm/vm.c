@@ -650,6 +650,9 @@ static int vm_build(struct minivmm *vm, struct vmm_err *err)
 	rc = host_check_fds(&vm->cfg, err);
 	if (rc)
 		return rc;
+	rc = host_check_address_space(&vm->cfg, vm_host_tail_bytes(vm), err);
+	if (rc)
+		return rc;
 	rc = vm_setup_confinement(vm, err);
 	if (rc)
 		return rc;

@@ -80,6 +80,30 @@ t_cli_too_few_file_descriptors_refused() {
 	! ip link show mvmfd0 > /dev/null 2>&1 || { ip link del mvmfd0; fail "the refused run left tap mvmfd0"; return 1; }
 }
 
+# RLIMIT_AS (ulimit -v) below guest RAM and what runs beside it: refused at
+# start in one line naming the limit and what would fit, nothing made.
+t_cli_too_little_address_space_refused() {
+	local out="$TMP_ROOT/as.out"
+	if [ -n "${SAN:-}" ]; then
+		echo "# cli_too_little_address_space_refused: a sanitizer's shadow memory cannot be mapped under ulimit -v: the plain build's run checks this"
+		return 0
+	fi
+	bash -c 'ulimit -v 288000 && exec "$@"' _ timeout -k 5 30 "$MINIVMM" --kernel "$TESTGUEST" \
+		--net tap=mvmas0,queues=4 < /dev/null > "$out" 2>&1
+	rc=$?
+	expect_rc 2 "$out" || return 1
+	expect_line "^minivmm: --mem 256M needs about [0-9]+ MiB of address space and the process may have 281 MiB \(RLIMIT_AS: raise ulimit -v to at least [0-9]+M, or give --mem [0-9]+M at most\)$" "$out" || return 1
+	[ "$(wc -l < "$out")" -eq 1 ] || { fail "expected one line: $(tr '\n' '|' < "$out")"; return 1; }
+	! ip link show mvmas0 > /dev/null 2>&1 || { ip link del mvmas0; fail "the refused run left tap mvmas0"; return 1; }
+	# The --mem it names runs.
+	local fits
+	fits=$(sed -n 's/.*or give --mem \([0-9]*M\) at most.*/\1/p' "$out")
+	bash -c 'ulimit -v 288000 && exec "$@"' _ timeout -k 5 30 "$MINIVMM" --kernel "$TESTGUEST" --mem "$fits" \
+		--cmdline "test=exit code=0" < /dev/null > "$out" 2>&1
+	rc=$?
+	expect_rc 1 "$out" || return 1
+}
+
 # A run refused after its devices were made says only why: not a line per
 # tap it made and took down again ("tap mvmtap0 (created)"), and leaves no
 # tap behind.

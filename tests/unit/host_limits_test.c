@@ -3,6 +3,7 @@
  * slots, the host's memory (unless overcommitted). */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -117,4 +118,27 @@ Test(host_limits, file_descriptors_for_the_queues)
 		cfg.net[i].queues = MINIVMM_MAX_QUEUE_PAIRS;
 	}
 	cr_assert_lt(host_fds_needed(&cfg), 1000, "%u", host_fds_needed(&cfg));
+}
+
+Test(host_limits, address_space_below_guest_ram_and_more_is_refused_naming_the_limit)
+{
+	struct minivmm_config cfg;
+	minivmm_config_init(&cfg);   /* --mem 256M */
+	const uint64_t mib = 1ull << 20;
+	uint64_t need = host_address_space_needed(&cfg, 0);
+	cr_assert_geq(need, 290 * mib, "measured: 256M ran at 290 MiB, not below (%" PRIu64 ")", need);
+	cr_assert_leq(need, 320 * mib, "and needs no more than a few dozen MiB beyond RAM (%" PRIu64 ")", need);
+	cr_assert_gt(host_address_space_needed(&cfg, 64 * mib), need, "AF_XDP's host tail counts");
+	struct vmm_err e = { 0 };
+	cr_assert_eq(host_check_address_space_against(&cfg, 0, RLIM_INFINITY, &e), 0);
+	cr_assert_eq(host_check_address_space_against(&cfg, 0, need, &e), 0);
+	cr_assert_eq(host_check_address_space_against(&cfg, 0, 288 * mib, &e), -ENOMEM);
+	char want[300];
+	snprintf(want, sizeof(want),
+		 "--mem 256M needs about %" PRIu64 " MiB of address space and the process may have 288 MiB (RLIMIT_AS: raise ulimit -v to at least %" PRIu64 "M, or give --mem %" PRIu64 "M at most)",
+		 need / mib, need / mib, (uint64_t)((288 - (need / mib - 256)) & ~1ull));
+	cr_assert_str_eq(e.msg, want);
+	/* Too little for any guest: only the limit is named. */
+	cr_assert_eq(host_check_address_space_against(&cfg, 0, 40 * mib, &e), -ENOMEM);
+	cr_assert_null(strstr(e.msg, "or give"), "%s", e.msg);
 }
