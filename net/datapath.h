@@ -7,6 +7,7 @@
 #ifndef MINIVMM_NET_DATAPATH_H
 #define MINIVMM_NET_DATAPATH_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -95,6 +96,19 @@ int dp_tx_pop(struct dp_queue *q, struct guest_chain *c);
  * -ECANCELED (the worker stopped with it in flight) counts it as dropped,
  * not as an error. */
 void dp_tx_complete(struct dp_queue *q, const struct guest_chain *c, ssize_t n);
+
+/* A write the backend refused for want of room: ENOBUFS (a full qdisc, or
+ * with PACKET_QDISC_BYPASS a stopped device queue) or EAGAIN (a full
+ * socket buffer). The frame was not sent: the engine keeps its chain,
+ * takes no more frames from the guest meanwhile (the guest sees its TX
+ * ring fill, not a drop) and writes it again after DP_TX_FULL_RETRY_US
+ * (the epoll engine after its timer's 1 ms); nothing signals room in a
+ * device queue. */
+#define DP_TX_FULL_RETRY_US 50
+static inline bool dp_tx_backend_full(ssize_t n)
+{
+	return n == -ENOBUFS || n == -EAGAIN;
+}
 
 /* The same for a backend that kept only the chain's head and readable
  * length (AF_XDP: until the kernel's completion came back). */

@@ -24,7 +24,12 @@ struct epoll_loop {
 	bool backend_polled[NET_WORKER_MAX_QPS];   /* EPOLLIN on the backend fd */
 	bool tx_polled[NET_WORKER_MAX_QPS];        /* EPOLLOUT: a ring backend's TX is full */
 	uint32_t registered[NET_WORKER_MAX_QPS];   /* events the backend fd is in the set for */
-	uint64_t tx_retry_at[NET_WORKER_MAX_QPS];  /* ns: a ring backend asked to be called again */
+	uint64_t tx_retry_at[NET_WORKER_MAX_QPS];  /* ns: a ring backend asked to be called again,
+						    * or a held frame is due (below) */
+	/* A frame the backend refused for want of room (dp_tx_backend_full):
+	 * written again at tx_retry_at; meanwhile no new frame is taken. */
+	struct guest_chain tx_held[NET_WORKER_MAX_QPS];
+	bool has_held[NET_WORKER_MAX_QPS];
 	bool stopping;
 };
 
@@ -76,6 +81,35 @@ static void ep_backend_error(struct epoll_loop *l, unsigned i, int err)
 		ep_poll_backend(l, i, false);
 }
 
+/* Write one frame: false when the backend had no room for it, which is
+ * then held (l->tx_held) for a retry. */
+static bool ep_tx_write(struct epoll_loop *l, unsigned i, const struct guest_chain *c)
+{
+	struct dp_queue *dp = l->w->qp[i]->dp;
+	ssize_t n = writev(l->w->qp[i]->io->fd, c->iov, c->nr_readable);
+	int e = errno;
+	if (n < 0 && dp_tx_backend_full(-e)) {
+		if (c != &l->tx_held[i])
+			l->tx_held[i] = *c;
+		l->has_held[i] = true;
+		l->tx_retry_at[i] = net_poll_now_ns() + DP_TX_FULL_RETRY_US * 1000ull;
+		return false;
+	}
+	dp_tx_complete(dp, c, n < 0 ? -e : n);
+	if (n < 0)
+		ep_backend_error(l, i, e);
+	return true;
+}
+
+/* A held frame goes back to the guest as dropped: the queue was switched
+ * off, its backend is gone, or the worker stops. */
+static void ep_tx_drop_held(struct epoll_loop *l, unsigned i)
+{
+	if (l->has_held[i])
+		dp_tx_complete(l->w->qp[i]->dp, &l->tx_held[i], -ECANCELED);
+	l->has_held[i] = false;
+}
+
 static void ep_tx(struct epoll_loop *l, unsigned i)
 {
 	struct dp_queue *dp = l->w->qp[i]->dp;
@@ -84,14 +118,16 @@ static void ep_tx(struct epoll_loop *l, unsigned i)
 		ep_tx_wait(l, i, io->tx(io, dp) == 1);   /* the backend's own ring */
 		return;
 	}
-	struct guest_chain c;
-	while (!dp->backend_gone && dp_tx_pop(dp, &c) > 0) {
-		ssize_t n = writev(io->fd, c.iov, c.nr_readable);
-		int e = errno;
-		dp_tx_complete(dp, &c, n < 0 ? -e : n);
-		if (n < 0)
-			ep_backend_error(l, i, e);
+	if (l->has_held[i]) {
+		if (net_poll_now_ns() < l->tx_retry_at[i] || !ep_tx_write(l, i, &l->tx_held[i]))
+			return;
+		l->has_held[i] = false;
+		l->tx_retry_at[i] = 0;
 	}
+	struct guest_chain c;
+	while (!dp->backend_gone && dp_tx_pop(dp, &c) > 0)
+		if (!ep_tx_write(l, i, &c))
+			return;
 }
 
 static void ep_rx(struct epoll_loop *l, unsigned i)
@@ -260,10 +296,12 @@ int net_worker_run_epoll(struct net_worker *w)
 		for (unsigned i = 0; i < w->nr_qps; i++) {
 			if (!net_qp_active(w->qp[i])) {
 				ep_poll_backend(&l, i, false);
+				ep_tx_drop_held(&l, i);
 				ep_tx_wait(&l, i, false);
 				continue;
 			}
 			if (w->qp[i]->dp->backend_gone) {
+				ep_tx_drop_held(&l, i);
 				dp_tx_drop_all(w->qp[i]->dp);   /* no I/O on a dead fd */
 				continue;
 			}
@@ -290,6 +328,8 @@ int net_worker_run_epoll(struct net_worker *w)
 		for (int k = 0; k < n; k++)
 			ep_handle(&l, &ev[k]);
 	}
+	for (unsigned i = 0; i < w->nr_qps; i++)
+		ep_tx_drop_held(&l, i);
 	net_worker_flush(w);
 	close(l.epfd);
 	return rc;

@@ -104,6 +104,12 @@ struct uring_qp {
 	struct __kernel_timespec recheck_ts, poll_limit_ts;
 	/* TX */
 	bool tx_poll_armed;        /* a ring backend's TX is stopped: waiting for POLLOUT or its retry timer */
+	/* Writes the backend refused for want of room (dp_tx_backend_full),
+	 * oldest first, written again once tx_held_due (the retry timer,
+	 * OP_TX_POLL, fired); meanwhile no new frame is taken. */
+	uint16_t tx_held[URING_TX_BATCH];
+	unsigned nr_tx_held;
+	bool tx_held_due;
 	struct __kernel_timespec tx_retry_ts;
 	/* fixed-file indices (or the fd itself when not registered) */
 	int fd_ref, rxk_ref, txk_ref;
@@ -232,10 +238,9 @@ static void prep_rw(struct uring_loop *l, struct io_uring_sqe *sqe, bool write, 
  * full), or, when it asks to be called again after tx_retry_us (the kernel
  * owes it completions and will not say when they come), for that long. The
  * timer shares OP_TX_POLL's user_data, so one cancel covers both. */
-static void uring_arm_tx_poll(struct uring_loop *l, unsigned i)
+static void uring_arm_tx_wait(struct uring_loop *l, unsigned i, unsigned retry_us)
 {
 	struct uring_qp *uq = &l->q[i];
-	unsigned retry_us = l->w->qp[i]->io->tx_retry_us;
 	struct io_uring_sqe *sqe = uq->tx_poll_armed ? NULL : loop_sqe(l);
 	if (!sqe)
 		return;
@@ -251,6 +256,43 @@ static void uring_arm_tx_poll(struct uring_loop *l, unsigned i)
 	uq->tx_poll_armed = true;
 }
 
+/* Write the frames the backend refused again, oldest first, once their
+ * timer fired; until then wait for it. */
+static void uring_tx_resubmit(struct uring_loop *l, unsigned i)
+{
+	struct uring_qp *uq = &l->q[i];
+	if (!uq->tx_held_due) {
+		if (!uq->tx_poll_armed)
+			uring_arm_tx_wait(l, i, DP_TX_FULL_RETRY_US);
+		return;
+	}
+	unsigned k = 0;
+	while (k < uq->nr_tx_held && loop_has_room(l, 1)) {
+		uint16_t slot = uq->tx_held[k++];
+		struct guest_chain *c = &uq->tx[slot];
+		struct io_uring_sqe *sqe = loop_sqe(l);
+		prep_rw(l, sqe, true, i, c->iov, c->nr_readable);
+		io_uring_sqe_set_data64(sqe, op_pack(OP_TX_WRITE, i, slot));
+	}
+	memmove(uq->tx_held, uq->tx_held + k, (uq->nr_tx_held - k) * sizeof(uq->tx_held[0]));
+	uq->nr_tx_held -= k;
+	uq->tx_held_due = uq->nr_tx_held != 0;
+}
+
+/* The frames still held go back to the guest as dropped: the queue was
+ * switched off, or the worker stops. */
+static void uring_tx_drop_held(struct uring_loop *l, unsigned i)
+{
+	struct uring_qp *uq = &l->q[i];
+	for (unsigned k = 0; k < uq->nr_tx_held; k++) {
+		uint16_t slot = uq->tx_held[k];
+		dp_tx_complete(l->w->qp[i]->dp, &uq->tx[slot], -ECANCELED);
+		uq->tx_free[uq->nr_tx_free++] = slot;
+	}
+	uq->nr_tx_held = 0;
+	uq->tx_held_due = false;
+}
+
 /* Pull every TX frame the guest has made available into writev SQEs. Room
  * for the write is made sure of before the frame leaves the guest's ring: a
  * frame popped is a frame written. */
@@ -264,7 +306,11 @@ static void uring_tx(struct uring_loop *l, unsigned i)
 			return;
 		uq->tx_kicked = false;
 		if (io->tx(io, dp) == 1 && !uq->tx_poll_armed)
-			uring_arm_tx_poll(l, i);   /* its ring is full, or it owes completions */
+			uring_arm_tx_wait(l, i, io->tx_retry_us);   /* its ring is full, or it owes completions */
+		return;
+	}
+	if (uq->nr_tx_held) {
+		uring_tx_resubmit(l, i);
 		return;
 	}
 	while (uq->nr_tx_free && loop_has_room(l, 1)) {
@@ -431,6 +477,7 @@ static void uring_rx_read_done(struct uring_loop *l, unsigned i, unsigned slot, 
 static void uring_deactivate(struct uring_loop *l, unsigned i)
 {
 	struct uring_qp *uq = &l->q[i];
+	uring_tx_drop_held(l, i);
 	for (int k = 0; k < 2; k++) {
 		bool armed = k == 0 ? uq->rx_poll_armed : uq->tx_poll_armed;
 		if (!armed)
@@ -485,6 +532,11 @@ static void uring_complete(struct uring_loop *l, struct io_uring_cqe *cqe)
 		uring_rx_read_done(l, i, slot, cqe->res);
 		break;
 	case OP_TX_WRITE:
+		if (dp_tx_backend_full(cqe->res) && !l->stopping) {
+			uq->tx_held[uq->nr_tx_held++] = (uint16_t)slot;   /* not sent: again later */
+			uq->tx_held_due = false;
+			break;
+		}
 		dp_tx_complete(dp, &uq->tx[slot], cqe->res);
 		uq->tx_free[uq->nr_tx_free++] = (uint16_t)slot;
 		if (cqe->res < 0)
@@ -507,6 +559,7 @@ static void uring_complete(struct uring_loop *l, struct io_uring_cqe *cqe)
 		break;
 	case OP_TX_POLL:
 		uq->tx_poll_armed = false;
+		uq->tx_held_due = uq->nr_tx_held != 0;
 		break;
 	case OP_RX_POLL_TIMEOUT:
 	case OP_CANCEL:
@@ -551,6 +604,7 @@ static void uring_service(struct uring_loop *l)
 		}
 		l->q[i].was_active = true;
 		if (dp->backend_gone) {
+			uring_tx_drop_held(l, i);
 			dp_tx_drop_all(dp);   /* no I/O on a dead fd */
 			continue;
 		}
@@ -905,6 +959,8 @@ int net_worker_run_uring(struct net_worker *w)
 	}
 	l->stopping = true;
 	uring_drain(l);
+	for (unsigned i = 0; i < w->nr_qps; i++)
+		uring_tx_drop_held(l, i);
 	net_worker_flush(l->w);
 	uring_unregister(l);
 	io_uring_queue_exit(&l->ring);

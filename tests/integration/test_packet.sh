@@ -164,6 +164,42 @@ check(q[0]["tx_frames"] >= 100000, "tx_frames %d < 100000" % q[0]["tx_frames"])
 '
 }
 
+# A backend with no room (a full qdisc: tbf, with qdisc-bypass=off) refuses
+# writes with ENOBUFS. The frame is kept and written again, so the guest
+# is slowed down, and nothing is dropped or counted as an error inside the
+# VMM: every numbered datagram arrives.
+pkt_gen_through_a_full_qdisc() {
+	local engine=$1 count=10000
+	pkt_ns || return 1
+	modprobe sch_tbf 2> /dev/null   # where the kernel does not load it by itself
+	ip netns exec "$NS" tc qdisc add dev v0 root tbf rate 2mbit burst 4000 limit 8000 ||
+		{ fail "cannot add a tbf qdisc to v0"; return 1; }
+	OUT="$TMP_ROOT/pktfull-$engine.out"
+	local res="$TMP_ROOT/pktfull-$engine.peer"
+	peer count --port 5001 --expect "$count" --idle-ms 3000 --timeout-ms 60000 > "$res" 2>&1 &
+	local counter=$!
+	sleep 0.3
+	ip netns exec "$NS" timeout -k 5 90 "$MINIVMM" --kernel "$TESTGUEST" \
+		--net "packet=v0,qdisc-bypass=off,engine=$engine" --stats=json \
+		--cmdline "test=net-gen count=$count size=64" < /dev/null > "$OUT" 2>&1
+	rc=$?
+	wait "$counter"
+	local count_rc=$?
+	local drops
+	drops=$(ip netns exec "$NS" tc -s qdisc show dev v0 | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -n1)
+	expect_rc 0 "$OUT" || return 1
+	expect_no_line "failed .*No buffer space|dropped$" "$OUT" || return 1
+	[ "${drops:-0}" -gt 0 ] || { fail "the qdisc never ran full (it dropped ${drops:-0}): the test tests nothing"; return 1; }
+	[ $count_rc = 0 ] && [ "$(value received "$res")" = "$count" ] ||
+		{ fail "count (rc $count_rc; the qdisc refused $drops): $(grep -v '^flow' "$res" | tr '\n' ' ')"; return 1; }
+	stats_check "$OUT" "$PKT_PY_CLEAN"'
+check(q[0]["tx_frames"] >= int(args[0]), "tx_frames %d, expected at least %s" % (q[0]["tx_frames"], args[0]))
+check(q[0]["tx_dropped"] == 0, "tx_dropped %d" % q[0]["tx_dropped"])
+' "$count"
+}
+t_packet_full_qdisc_slows_the_guest_drops_nothing_uring() { pkt_gen_through_a_full_qdisc uring; }
+t_packet_full_qdisc_slows_the_guest_drops_nothing_epoll() { pkt_gen_through_a_full_qdisc epoll; }
+
 t_packet_rx_pause_loses_nothing_taken() {
 	# Not "ready ip": the guest prints that after the pause.
 	PKT_READY="rx paused for" pkt_vm_start pktpause "test=net-sink rx-pause-ms=3000 secs=60" "" \
