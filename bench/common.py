@@ -18,6 +18,15 @@ def tool(name):
     return os.path.join(ROOT, 'build', name)
 
 
+# The minivmm binary of each build a row can name (cfg 'build'): this tree's, and
+# with bench/run.sh --baseline the baseline revision's (bench/baseline.sh).
+MINIVMM = {'head': tool('minivmm')}
+
+
+def minivmm_of(cfg):
+    return MINIVMM[cfg.get('build', 'head')]
+
+
 def log(*a):
     print(*a, file=sys.stderr, flush=True)
 
@@ -105,4 +114,6 @@ def cfg_label(c):
         s += ' @' + (f"{c['rate'] // 1000}k" if c['rate'] else 'max')
     if c.get('guest'):
         s += f" guest={c['guest']}"
+    if c.get('build') == 'base':
+        s += ' [baseline]'
     return s

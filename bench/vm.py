@@ -9,7 +9,7 @@ import subprocess
 import time
 
 import hostinfo
-from common import BRIDGE, MAC, TAP, VETH_VM, guest_ip, read, tool
+from common import BRIDGE, MAC, TAP, VETH_VM, guest_ip, minivmm_of, read, tool
 
 
 def placement(queues, workers):
@@ -63,7 +63,7 @@ class VM:
             cpus = str(q)
             if cfg['pin'] == 'on':
                 cpus += ',pin=' + ','.join(map(str, placement(q, 0)[0]))
-            argv = [tool('minivmm'), '--kernel', tg, '--mem', '64M', '--cpus', cpus,
+            argv = [minivmm_of(cfg), '--kernel', tg, '--mem', '64M', '--cpus', cpus,
                     '--stats=json', '--cmdline', cmdline]
             if cfg.get('net', True):
                 argv[-2:-2] = ['--net', net_spec(cfg)]
@@ -124,7 +124,9 @@ class VM:
     def ready(self, test):
         """Boot to '<test> ready'; on failure raise with the VMM's last words."""
         if not self.attach() or not self.wait_line(rf'{test} ready'):
-            raise RuntimeError('guest not ready: ' + ' | '.join(self.text().strip().splitlines()[-3:]))
+            rc = self.p.poll()
+            why = '' if rc is None else f' (the VMM exited with status {rc})'
+            raise RuntimeError(f'guest not ready{why}: ' + ' | '.join(self.text().strip().splitlines()[-3:]))
 
     def stats_now(self, timeout=2.0):
         """minivmm's statistics right now (SIGUSR1 prints one JSON line), with

@@ -16,12 +16,13 @@ from vm import VM, guest_fields, netpeer, parse_json_out, peer_cpu, resolve_gues
 
 
 def _exit_drops(js):
-    """Whole-run drop counters from the exit statistics."""
+    """Whole-run drop counters from the exit statistics (a baseline's minivmm
+    may lack a counter: it counts as 0)."""
     if not js:
         return {}
     qs = js['net'][0]['queues']
-    return dict(vmm_drops_run=sum(q['rx_dropped'] + q['rx_filtered'] + q['tx_dropped'] for q in qs),
-                backend_drops_run=sum(q['backend_drops'] for q in qs))
+    return dict(vmm_drops_run=sum(q.get('rx_dropped', 0) + q.get('rx_filtered', 0) + q.get('tx_dropped', 0) for q in qs),
+                backend_drops_run=sum(q.get('backend_drops', 0) for q in qs))
 
 
 def _finish_vm(vm, cfg):
