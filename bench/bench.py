@@ -27,6 +27,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import baseline  # noqa: E402
+import common  # noqa: E402
 import hostinfo  # noqa: E402
 import report  # noqa: E402
 from ceilings import CEILING_MODES, run_ceiling  # noqa: E402
@@ -56,11 +58,17 @@ MODES = {
                  sessions=[1, 20, 50, 100], queues=QUEUES, boots=50, rr_count=30000, variants='all',
                  size_queues=QUEUES, rate=1000000, idle=5.0, levels=LEVELS, threads_rows=True,
                  ceilings=CEILING_MODES),
+    # make bench-regress: the rows of baseline.REGRESS_ROWS only, each beside the baseline's
+    'regress': dict(runs=5, window=1.0, warm=0.3, sizes=[64], sessions=[1], queues=[1], boots=0, rr_count=0,
+                    variants='regress', size_queues=[1], rate=1000000, idle=0, levels=[], threads_rows=False,
+                    ceilings=[]),
 }
 
 def cfgs_for(M, xdp):
     """(workload, cfg, size) jobs for one round, in the order they run. Each
     group starts with the host ceiling its VMM rows are compared with."""
+    if M['variants'] == 'regress':
+        return baseline.regress_jobs(BASE, xdp)
     jobs, seen = [], set()
 
     def add(w, size=64, base=BASE, **kw):
@@ -194,9 +202,14 @@ def main():
     ap.add_argument('--gate-timeout', type=float, default=60.0)
     ap.add_argument('--gate-load', type=float, default=0.4, help='foreign 1-min load allowed per core')
     ap.add_argument('--gate-busy', type=float, default=0.10, help='busy CPU allowed per core in the sample')
+    ap.add_argument('--baseline-bin', help="the baseline's minivmm (bench/baseline.sh): a twin of every minivmm row")
+    ap.add_argument('--baseline-rev', help='the revision --baseline-bin was built from, as given')
     a = ap.parse_args()
-    if a.no_gate and a.mode != 'smoke':
+    emulated = bool(os.environ.get('MINIVMM_EMULATED_KVM'))
+    if a.no_gate and a.mode != 'smoke' and not (a.mode == 'regress' and emulated):
         ap.error('--no-gate is for --smoke only: a quick or full run must not measure a busy host')
+    if bool(a.baseline_bin) != bool(a.baseline_rev):
+        ap.error('--baseline-bin and --baseline-rev go together')
     M = dict(MODES[a.mode])
     if a.runs:
         M['runs'] = a.runs
@@ -210,16 +223,27 @@ def main():
     meta = dict(mode=a.mode, host=host['node'], kernel=host['kernel'], load=read('/proc/loadavg').strip(),
                 host_line=hostinfo.host_line(host), host_caveat=report.host_caveat(host), cores=host['cores'],
                 cpus=host['cpus'], queues=M['queues'], xdp=a.xdp, gate=not a.no_gate, only=a.only,
-                minivmm=version([tool('minivmm'), '--version']), qemu=version(['qemu-system-x86_64', '--version']))
+                minivmm=version([tool('minivmm'), '--version']), qemu=version(['qemu-system-x86_64', '--version']),
+                emulated=emulated)
     jobs = cfgs_for(M, a.xdp)
     if a.no_qemu:
         jobs = [j for j in jobs if j[1]['vmm'] != 'qemu']
     if a.only:
         jobs = [j for j in jobs if re.search(a.only, f'{j[0]} {cfg_label(j[1])}')]
+    if a.baseline_bin:
+        common.MINIVMM['base'] = os.path.abspath(a.baseline_bin)
+        bver = version([a.baseline_bin, '--version'])
+        bhash = os.path.basename(os.path.dirname(os.path.abspath(a.baseline_bin)))
+        meta['baseline'] = dict(rev=a.baseline_rev, hash=bhash, short=bhash[:7], version=bver)
+        # the smoke twins only the rows of make bench-regress it has, to stay seconds long
+        jobs = baseline.with_twins(jobs, only_regress_rows=a.mode == 'smoke')
+    cannot = set()          # baseline rows its minivmm refused: tried once
     rows, boots = [], []
     t_start = time.monotonic()
     for rep in range(M['runs']):
-        for i, (w, cfg, size) in enumerate(jobs):
+        for i, (w, cfg, size) in enumerate(baseline.round_order(jobs, rep)):
+            if cfg_label(cfg) in cannot:
+                continue
             tmp = os.path.join(tmpd, f'{w}-{i}-r{rep}')
             g = gate.wait()
             log(f'[{time.monotonic() - t_start:6.1f}s] run {rep + 1}/{M["runs"]} {w} {cfg_label(cfg)} size {size}'
@@ -229,6 +253,9 @@ def main():
                 res = run_job(w, cfg, size, M, tmp)
             except Exception as e:          # a failed run is reported, never fatal
                 log(f'  failed: {e}')
+                if cfg.get('build') == 'base' and baseline.refused(str(e)):
+                    log(f'  {baseline.CANNOT}: not tried again')
+                    cannot.add(cfg_label(cfg))
                 rows.append(dict(workload=w, cfg=cfg, label=cfg_label(cfg), size=size, rep=rep, sessions=0,
                                  error=str(e)[:300], **g))
                 continue
@@ -237,7 +264,7 @@ def main():
                 r.update(workload=w, cfg=cfg, label=cfg_label(cfg), size=size, rep=rep, **g)
                 report.derive(r, size)
                 rows.append(r)
-        if a.only and not re.search(a.only, 'boot'):
+        if (a.only and not re.search(a.only, 'boot')) or not M['boots']:
             continue
         g = gate.wait()
         for vmm in (v for v in BOOT_VMMS if not (a.no_qemu and v == 'qemu')):
@@ -248,7 +275,11 @@ def main():
     log(f'[{time.monotonic() - t_start:6.1f}s] done, writing results')
     meta['elapsed_s'] = round(time.monotonic() - t_start)
     meta['gate_text'] = gate.describe()
-    text = report.results_md(rows, boots, M, meta)
+    cmp = None
+    if a.baseline_bin:
+        cmp = baseline.comparisons(report.group(rows))
+        meta['baseline']['rows'] = baseline.summary(cmp)
+    text = report.results_md(rows, boots, M, meta, cmp)
     with open(os.path.join(a.out, 'results.md'), 'w') as f:
         f.write(text)
     with open(os.path.join(a.out, 'meta.json'), 'w') as f:

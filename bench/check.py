@@ -4,7 +4,8 @@
 `bench/run.sh --smoke`, i.e. `make test`). Checks shape, never speed: the
 tables, the per-row gate columns, the ceiling and blaster columns, the rows a
 smoke run must have produced (a failed required row fails the check with the
-row's error, e.g. minivmm refusing `--net xdp=`), and the targets block."""
+row's error, e.g. minivmm refusing `--net xdp=`), the HEAD ÷ baseline section
+of a run with --baseline, and the targets block."""
 import csv
 import json
 import os
@@ -93,6 +94,26 @@ REQUIRED_XDP = [
 ]
 
 
+def check_baseline(md, rows, meta):
+    """With --baseline: the section is there, every twinned row has a verdict,
+    and the baseline's rows ran (or were refused and say so) beside HEAD's."""
+    b = meta['baseline']
+    if '## HEAD ÷ baseline' not in md or '| HEAD ÷ baseline |' not in md:
+        fail('results.md lacks the "HEAD ÷ baseline" section of a run with --baseline')
+    base = [r for r in rows if r.get('cfg_build') == 'base']
+    if not base:
+        fail('runs.csv has no baseline row (cfg_build=base)')
+    cmp = b.get('rows', [])
+    if not cmp:
+        fail('meta.json: no row compared with the baseline')
+    for c in cmp:
+        if c['status'] not in ('ok', 'regressed', 'cannot', 'none'):
+            fail(f'baseline comparison of {c["label"]}: status "{c["status"]}"')
+    if meta['mode'] == 'smoke' and not any(c['ratio_rate'] for c in cmp):
+        fail('no row has a HEAD ÷ baseline ratio: ' + '; '.join(f'{c["label"]}: {c["why"]}' for c in cmp))
+    return len(cmp)
+
+
 def main(d):
     md_path, csv_path, meta_path = (os.path.join(d, f) for f in ('results.md', 'runs.csv', 'meta.json'))
     for p in (md_path, csv_path, meta_path):
@@ -120,6 +141,8 @@ def main(d):
     rows = list(csv.DictReader(open(csv_path)))
     if not rows:
         fail('runs.csv has no rows')
+    nbase = check_baseline(md, rows, meta) if meta.get('baseline') else 0
+    head = [r for r in rows if r.get('cfg_build') != 'base']     # what a required row must be
     for col in ('workload', 'label', 'cfg_vmm', 'cfg_queues', 'size', 'rate', 'norm', 'ceil_frac', 'vmm_cpu_pct',
                 'host_cpu_pct', 'vmm_cs_s', 'host_cs_s', 'busy', 'load1', 'own_load', 'busy_pct', 'gate_wait_s'):
         if col not in rows[0]:
@@ -147,20 +170,20 @@ def main(d):
         print(f'bench check: a subset (--only {meta["only"]}): which rows exist is not checked')
     elif meta['mode'] == 'smoke':
         for what, pred in REQUIRED_SMOKE + (REQUIRED_XDP if meta['xdp'] else []):
-            mine = [r for r in rows if pred(r)]
+            mine = [r for r in head if pred(r)]
             if not mine:
                 fail(f'no {what} row in runs.csv')
             if all(r.get('error') for r in mine):
                 fail(f'{what}: every run failed: {mine[0]["error"]}')
     else:
         for w in ('ceil', 'tx', 'rx', 'rxb', 'rr', 'idle'):
-            if not any(r['workload'] == w and not r.get('error') for r in rows):
+            if not any(r['workload'] == w and not r.get('error') for r in head):
                 fail(f'no successful {w} run in runs.csv')
     t = check_targets(md)
     met = sum(1 for v in t.values() if v[3] == 'met')
     print(f'bench check: ok ({tables} tables, {len(rows)} CSV rows, {busy} busy, gate '
           f'{"on" if meta["gate"] else "off"}, xdp rows {"on" if meta["xdp"] else "off"}, '
-          f'{met}/{len(t)} targets met)')
+          f'{met}/{len(t)} targets met' + (f', {nbase} rows compared with the baseline' if nbase else '') + ')')
 
 
 if __name__ == '__main__':

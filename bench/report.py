@@ -10,6 +10,7 @@ import os
 import statistics
 import subprocess
 
+import baseline
 from ceilings import ceiling_of
 from common import BASE, BOOT_VMMS, QEMU, cfg_label, fmr, fmt, log, med, ratio
 
@@ -449,7 +450,8 @@ def targets(g, boots, ceil_med):
     return out + table(['target', 'measured', 'goal', 'status'], [list(t) for t in T])
 
 
-def results_md(rows, boots, M, meta):
+def results_md(rows, boots, M, meta, cmp=None):
+    """The whole report; cmp (baseline.comparisons) adds the HEAD ÷ baseline section."""
     ceil_med = annotate(rows)
     g = group(rows)
     vm = ['minivmm', 'qemu']
@@ -500,6 +502,8 @@ def results_md(rows, boots, M, meta):
         md += [f'### Failed runs: {len(errs)}', '']
         md += table(['workload', 'config', 'round', 'error'],
                     [[r['workload'], r['label'], r['rep'] + 1, r['error'].replace('|', '/')] for r in errs[:20]])
+    if cmp is not None:
+        md += baseline.section_md(cmp, meta)
     md += [f'Run time {meta.get("elapsed_s", 0)} s.', '']
     md += targets(g, boots, ceil_med)
     return '\n'.join(md)
