@@ -159,7 +159,7 @@ include bench/bench.mk
 include tests/fuzz/fuzz.mk
 
 .PHONY: all deps demo test unit-test integration-test uring-variants-test san-test tsan-test tsan-integration-test tsan-bins linux-test install uninstall clean \
-        bench bench-quick bench-smoke soak
+        bench bench-quick bench-smoke bench-regress soak
 # A static build is the appliance binary: criterion has no static library,
 # so the unit tests are left out of it.
 ifeq ($(STATIC),)
@@ -350,8 +350,16 @@ soak: $(BIN) testguest $(TEST_TOOLS)
 	BUILD=$(BUILD) SOAK_SECS=$(SOAK_SECS) SOAK_SAN_SECS=$(SOAK_SAN_SECS) \
 		SOAK_SAN_MINIVMM=$(BUILD)-san/minivmm tests/soak/soak.sh $(SOAK_CONFIGS)
 
-# Benchmarks print tables; they are not tests and never fail on speed.
-# bench-smoke (part of make test) only checks the tables come out well-formed.
+# Benchmarks print tables; they are not tests and never fail on speed, except
+# bench-regress: this tree against the baseline revision (bench/baseline, or
+# BASELINE=REV), its rows interleaved in the same run; it fails when a row's
+# median falls outside the baseline's range (docs/benchmarks.md, "Comparing
+# with the baseline"). BENCH_RUNS=N changes its 5 rounds.
+# bench-smoke (part of make test) only checks the tables come out well-formed;
+# it runs the baseline beside the rows of bench-regress it has, when the
+# baseline's commit is in this clone.
+BASELINE   ?= $(shell cat bench/baseline 2>/dev/null)
+BENCH_RUNS ?=
 bench: all $(RAWNET)
 	scripts/install-deps.sh test bench linux
 	bench/run.sh --full
@@ -363,7 +371,21 @@ bench-quick: all $(RAWNET)
 
 bench-smoke: all $(RAWNET)
 	scripts/install-deps.sh test bench
-	$(WITH_KVM) bench/run.sh --smoke
+	python3 bench/baseline_test.py
+	@if git rev-parse --verify --quiet '$(BASELINE)^{commit}' > /dev/null 2>&1; then \
+		bench/baseline.sh '$(BASELINE)' > /dev/null && \
+		echo '$(WITH_KVM) bench/run.sh --smoke --baseline $(BASELINE)' && \
+		$(WITH_KVM) bench/run.sh --smoke --baseline '$(BASELINE)'; \
+	else \
+		echo 'bench: the baseline $(BASELINE) is not in this clone (no git, or a shallow one): the smoke runs without it'; \
+		echo '$(WITH_KVM) bench/run.sh --smoke' && $(WITH_KVM) bench/run.sh --smoke; \
+	fi
+
+# The baseline is built here, not under emulated KVM (tests/with-kvm.sh), where a build is slow.
+bench-regress: all $(RAWNET)
+	scripts/install-deps.sh test bench
+	bench/baseline.sh '$(BASELINE)' > /dev/null
+	$(WITH_KVM) bench/run.sh --regress --baseline '$(BASELINE)' $(if $(BENCH_RUNS),--runs $(BENCH_RUNS))
 
 DOCDIR  ?= $(PREFIX)/share/doc/minivmm
 # What a static link of libminivmm.a needs (libbpf.a pulls in libelf, zlib).
