@@ -113,8 +113,9 @@ def compare(head_rs, base_rs):
                        f'{"min" if higher else "max"} {fmt(min(b) if higher else max(b))}')
     errs = [r for r in base_rs if r.get('error')]
     if base_rs and len(errs) == len(base_rs) and any(refused(r['error']) for r in errs):
-        msg = next(r['error'] for r in errs if refused(r['error']))
-        return dict(status='cannot', metrics=metrics, why=f'{CANNOT} ({msg.split(": ", 1)[-1][:120]})')
+        msg = next(r['error'] for r in errs if refused(r['error'])).split(': ', 1)[-1]
+        msg = msg.split(' ([')[0].split(' (see ')[0][:100]           # its reason, not the grammar it quotes
+        return dict(status='cannot', metrics=metrics, why=f'{CANNOT} ({msg})')
     ok_h = [r for r in head_rs if not r.get('error') and not r.get('busy')]
     ok_b = [r for r in base_rs if not r.get('error') and not r.get('busy')]
     if head_rs and not [r for r in head_rs if not r.get('error')] and ok_b:
