@@ -124,6 +124,8 @@ def compare(head_rs, base_rs):
     if not ok_h or not ok_b:
         side = 'HEAD' if not ok_h else 'the baseline'
         return dict(status='none', metrics=metrics, why=f'no quiet successful run of {side}')
+    if all(m[2] is None for m in metrics.values()):
+        return dict(status='none', metrics=metrics, why='no rate or CPU per frame on both sides')
     return dict(status='regressed' if bad else 'ok', metrics=metrics, why='; '.join(bad))
 
 
