@@ -148,7 +148,8 @@ def section_md(cmp, meta):
     """The report's section: one line per compared row with its HEAD ÷ baseline columns."""
     b = meta['baseline']
     lines = [f"## HEAD ÷ baseline ({b['short']}, `bench/run.sh --baseline`)", '',
-             f"The baseline's minivmm ({b['version']}, built from {b['rev']} = {b['hash']}) ran every row "
+             f"The baseline's minivmm ({b['version']}, built from "
+             f"{b['rev'] if b['rev'] == b['hash'] else b['rev'] + ' = ' + b['hash']}) ran every row "
              "below in the same rounds as HEAD's, alternating which went first, with the same guest, tap and "
              "options. `HEAD ÷ baseline` is the ratio of the medians over the quiet runs; "
              "**▼ regression** marks a row whose HEAD median rate is below the baseline's minimum, or whose "
