@@ -143,9 +143,9 @@ class Gate:
 
     def describe(self):
         if not self.enabled:
-            return ('**Quiet gate: OFF** (`--no-gate`, smoke use only): load and busy % are printed per row '
-                    'but nothing waited for a quiet host and no row is marked busy, so these numbers may '
-                    'measure other jobs.')
+            return ('**Quiet gate: OFF** (`--no-gate`: the smoke, or `--regress` under emulated KVM): load and '
+                    'busy % are printed per row but nothing waited for a quiet host and no row is marked busy, '
+                    'so these numbers may measure other jobs.')
         return (f'**Quiet gate:** before each row, wait up to {self.timeout:.0f} s until a {self.sample_s} s '
                 f'/proc/stat sample shows under {100 * self.busy_per_core:.0f} % of the host busy and the '
                 f'1-min load average less the bench\'s own share is under {self.load_max:.2f} '
