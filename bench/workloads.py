@@ -146,14 +146,17 @@ def run_rxb(cfg, size, M, tmp):
     try:
         vm.ready('net-sink')
         resolve_guest(be)
-        bl = Blaster(be, dur, size=size, flows=max(4, 2 * q), rate=cfg.get('rate') or 0, cpu=peer_cpu())
+        slack = M.get('blast_slack', 0)
+        bl = Blaster(be, dur + slack, size=size, flows=max(4, 2 * q), rate=cfg.get('rate') or 0, cpu=peer_cpu())
         time.sleep(M['warm'])
         a, s0 = snap(vm.pid), vm.stats_now()
+        if bl.p.poll() is not None:
+            raise RuntimeError('the blast ended before the statistics window opened (the first snapshot was late)')
         end = time.monotonic() + M['window']
         while time.monotonic() < end and bl.p.poll() is None:
             time.sleep(0.01)
         b, s1 = snap(vm.pid), vm.stats_now()
-        bj = bl.wait(dur + 30)
+        bj = bl.wait(dur + slack + 30)
         time.sleep(0.2)
         rc = stop_guest_and_wait(vm, be, PORT, 10)
         g = guest_fields(vm.text(), r'net-sink done')
