@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Every source file of the project carries its licence (LICENSE, Apache-2.0)
 # as an SPDX line in its first two lines (after a #! line). Data files are
-# exempt: documentation (*.md), kernel config fragments (their hash keys the
+# exempt: documentation (*.md), one-line data files (VERSION, the revision
+# in bench/baseline), kernel config fragments (their hash keys the
 # nested-test kernel cache), captured results, plots, corpora, test data.
 cd "$(dirname "$0")/.." || exit 2
 [ -f LICENSE ] || { echo "spdx: no LICENSE file" >&2; exit 1; }
@@ -19,7 +20,7 @@ bad=0 n=0
 for f in $(files); do
 	[ -f "$f" ] || continue
 	case "$f" in
-	LICENSE|VERSION|*.md|*.config|*.png|*.csv|*.json|*.out|*.txt|*.log|*.supp|*.gitignore) continue ;;
+	LICENSE|VERSION|bench/baseline|*.md|*.config|*.png|*.csv|*.json|*.out|*.txt|*.log|*.supp|*.gitignore) continue ;;
 	tests/fuzz/corpus/*|tests/soak/data/*|tests/unit/data/*) continue ;;
 	esac
 	n=$((n + 1))
