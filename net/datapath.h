@@ -101,13 +101,24 @@ void dp_tx_complete(struct dp_queue *q, const struct guest_chain *c, ssize_t n);
  * with PACKET_QDISC_BYPASS a stopped device queue) or EAGAIN (a full
  * socket buffer). The frame was not sent: the engine keeps its chain,
  * takes no more frames from the guest meanwhile (the guest sees its TX
- * ring fill, not a drop) and writes it again after DP_TX_FULL_RETRY_US
- * (the epoll engine after its timer's 1 ms); nothing signals room in a
- * device queue. */
-#define DP_TX_FULL_RETRY_US 50
+ * ring fill, not a drop) and writes it again after a wait (nothing signals
+ * room in a device queue): DP_TX_FULL_RETRY_US, doubled at each refusal in
+ * a row up to DP_TX_FULL_RETRY_MAX_US, so a backend that stays full costs
+ * a write a millisecond, not a spin (the epoll engine's timer counts whole
+ * milliseconds). */
+#define DP_TX_FULL_RETRY_US     50
+#define DP_TX_FULL_RETRY_MAX_US 1000
 static inline bool dp_tx_backend_full(ssize_t n)
 {
 	return n == -ENOBUFS || n == -EAGAIN;
+}
+
+/* The next wait after one of prev_us (0: the first). */
+static inline unsigned dp_tx_full_backoff(unsigned prev_us)
+{
+	if (!prev_us)
+		return DP_TX_FULL_RETRY_US;
+	return prev_us >= DP_TX_FULL_RETRY_MAX_US / 2 ? DP_TX_FULL_RETRY_MAX_US : prev_us * 2;
 }
 
 /* The same for a backend that kept only the chain's head and readable

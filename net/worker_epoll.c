@@ -30,6 +30,7 @@ struct epoll_loop {
 	 * written again at tx_retry_at; meanwhile no new frame is taken. */
 	struct guest_chain tx_held[NET_WORKER_MAX_QPS];
 	bool has_held[NET_WORKER_MAX_QPS];
+	unsigned tx_full_wait_us[NET_WORKER_MAX_QPS];   /* dp_tx_full_backoff; 0 after a write went through */
 	bool stopping;
 };
 
@@ -92,9 +93,12 @@ static bool ep_tx_write(struct epoll_loop *l, unsigned i, const struct guest_cha
 		if (c != &l->tx_held[i])
 			l->tx_held[i] = *c;
 		l->has_held[i] = true;
-		l->tx_retry_at[i] = net_poll_now_ns() + DP_TX_FULL_RETRY_US * 1000ull;
+		l->tx_full_wait_us[i] = dp_tx_full_backoff(l->tx_full_wait_us[i]);
+		l->tx_retry_at[i] = net_poll_now_ns() + l->tx_full_wait_us[i] * 1000ull;
 		return false;
 	}
+	if (n >= 0)
+		l->tx_full_wait_us[i] = 0;
 	dp_tx_complete(dp, c, n < 0 ? -e : n);
 	if (n < 0)
 		ep_backend_error(l, i, e);

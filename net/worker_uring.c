@@ -110,6 +110,7 @@ struct uring_qp {
 	uint16_t tx_held[URING_TX_BATCH];
 	unsigned nr_tx_held;
 	bool tx_held_due;
+	unsigned tx_full_wait_us;   /* the last wait (dp_tx_full_backoff); 0 after a write went through */
 	struct __kernel_timespec tx_retry_ts;
 	/* fixed-file indices (or the fd itself when not registered) */
 	int fd_ref, rxk_ref, txk_ref;
@@ -262,8 +263,10 @@ static void uring_tx_resubmit(struct uring_loop *l, unsigned i)
 {
 	struct uring_qp *uq = &l->q[i];
 	if (!uq->tx_held_due) {
-		if (!uq->tx_poll_armed)
-			uring_arm_tx_wait(l, i, DP_TX_FULL_RETRY_US);
+		if (!uq->tx_poll_armed) {
+			uq->tx_full_wait_us = dp_tx_full_backoff(uq->tx_full_wait_us);
+			uring_arm_tx_wait(l, i, uq->tx_full_wait_us);
+		}
 		return;
 	}
 	unsigned k = 0;
@@ -537,7 +540,10 @@ static void uring_complete(struct uring_loop *l, struct io_uring_cqe *cqe)
 			uq->tx_held_due = false;
 			break;
 		}
-		dp_tx_complete(dp, &uq->tx[slot], cqe->res);
+		if (cqe->res >= 0)
+			uq->tx_full_wait_us = 0;
+		/* Refused as the worker stops: not sent, and not an error. */
+		dp_tx_complete(dp, &uq->tx[slot], dp_tx_backend_full(cqe->res) ? -ECANCELED : cqe->res);
 		uq->tx_free[uq->nr_tx_free++] = (uint16_t)slot;
 		if (cqe->res < 0)
 			dp_backend_failed(dp, -cqe->res);

@@ -1317,3 +1317,16 @@ Test(datapath, packet_ring_frame_retried_after_no_buffers_keeps_its_header)
 	free(r);
 	env_free(e);
 }
+
+/* A backend that keeps refusing writes for want of room is tried again
+ * after 50 us, then twice as long each time, never more than 1 ms apart. */
+Test(datapath, a_full_backend_is_retried_with_a_doubling_wait_up_to_a_millisecond)
+{
+	unsigned want[] = { 50, 100, 200, 400, 800, 1000, 1000 }, us = 0;
+	for (unsigned k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+		us = dp_tx_full_backoff(us);
+		cr_assert_eq(us, want[k], "wait %u: %u us, expected %u", k, us, want[k]);
+	}
+	cr_assert(dp_tx_backend_full(-ENOBUFS) && dp_tx_backend_full(-EAGAIN));
+	cr_assert(!dp_tx_backend_full(-EIO) && !dp_tx_backend_full(60) && !dp_tx_backend_full(-ECANCELED));
+}
