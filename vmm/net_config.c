@@ -2,6 +2,7 @@
 #include "vmm/net_config.h"
 
 #include <errno.h>
+#include <net/if.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -57,14 +58,18 @@ static int number_key(const char *key, const char *value, unsigned *field, struc
 	return 0;
 }
 
-static int set_ifname(struct minivmm_net_config *net, const char *key, const char *value,
-		      struct vmm_err *err)
+_Static_assert(sizeof(((struct minivmm_net_config *)0)->ifname) == IFNAMSIZ &&
+		       sizeof(((struct minivmm_net_config *)0)->bridge) == IFNAMSIZ,
+	       "set_ifname writes IFNAMSIZ bytes");
+
+/* An interface name into dst (IFNAMSIZ bytes: ifname, bridge). */
+static int set_ifname(char dst[IFNAMSIZ], const char *key, const char *value, struct vmm_err *err)
 {
 	if (!*value)
 		return vmm_err_set(err, EINVAL, "--net %s=: empty interface name", key);
-	if (strlen(value) >= sizeof(net->ifname))
+	if (strlen(value) >= IFNAMSIZ)
 		return vmm_err_set(err, EINVAL, "--net %s: interface name '%s' is too long", key, value);
-	snprintf(net->ifname, sizeof(net->ifname), "%s", value);
+	snprintf(dst, IFNAMSIZ, "%s", value);
 	return 0;
 }
 
@@ -72,7 +77,7 @@ static int key_tap(struct minivmm_net_config *net, const char *key, const char *
 		   struct vmm_err *err)
 {
 	net->backend = MINIVMM_NET_TAP;
-	return value ? set_ifname(net, key, value, err) : 0;   /* "tap" alone: a new tap */
+	return value ? set_ifname(net->ifname, key, value, err) : 0;   /* "tap" alone: a new tap */
 }
 
 static int key_packet(struct minivmm_net_config *net, const char *key, const char *value,
@@ -81,7 +86,7 @@ static int key_packet(struct minivmm_net_config *net, const char *key, const cha
 	net->backend = MINIVMM_NET_PACKET;
 	if (!*value)
 		return vmm_err_set(err, EINVAL, "--net packet=IFACE: the host interface is required");
-	return set_ifname(net, key, value, err);
+	return set_ifname(net->ifname, key, value, err);
 }
 
 static int key_xdp(struct minivmm_net_config *net, const char *key, const char *value,
@@ -90,7 +95,7 @@ static int key_xdp(struct minivmm_net_config *net, const char *key, const char *
 	net->backend = MINIVMM_NET_XDP;
 	if (!*value)
 		return vmm_err_set(err, EINVAL, "--net xdp=IFACE: the host interface is required");
-	return set_ifname(net, key, value, err);
+	return set_ifname(net->ifname, key, value, err);
 }
 
 static int key_queues(struct minivmm_net_config *net, const char *key, const char *value,
@@ -267,12 +272,7 @@ static int key_ip(struct minivmm_net_config *net, const char *key, const char *v
 static int key_bridge(struct minivmm_net_config *net, const char *key, const char *value,
 		      struct vmm_err *err)
 {
-	if (!*value)
-		return vmm_err_set(err, EINVAL, "--net %s=: empty interface name", key);
-	if (strlen(value) >= sizeof(net->bridge))
-		return vmm_err_set(err, EINVAL, "--net %s: interface name '%s' is too long", key, value);
-	snprintf(net->bridge, sizeof(net->bridge), "%s", value);
-	return 0;
+	return set_ifname(net->bridge, key, value, err);
 }
 
 /* Which devices a key means something for: one that does not apply is
