@@ -32,6 +32,28 @@ run_vm() {
 	rc=$?
 }
 
+# wait_ready OUTFILE PID PATTERN WHAT: wait (10 s at most) for a line
+# matching PATTERN in OUTFILE while PID runs; else fail with WHAT and the
+# end of OUTFILE.
+wait_ready() {
+	local out=$1 pid=$2 pat=$3 what=$4 i
+	for ((i = 0; i < 200; i++)); do
+		grep -q -- "$pat" "$out" && return 0
+		kill -0 "$pid" 2> /dev/null || break
+		sleep 0.05
+	done
+	fail "$what: $(tail -c 600 "$out" | tr '\n' '|')"
+}
+
+# run_limited ULIMIT-OPTION VALUE OUTFILE ARGS...: minivmm under a
+# resource limit (ulimit -n, -v ...), 30 s at most, stdin /dev/null; sets $rc.
+run_limited() {
+	local opt=$1 val=$2 out=$3; shift 3
+	bash -c 'ulimit "$1" "$2" && shift 2 && exec "$@"' _ "$opt" "$val" timeout -k 5 30 "$MINIVMM" "$@" \
+		< /dev/null > "$out" 2>&1
+	rc=$?
+}
+
 # expect_rc WANT OUTFILE
 expect_rc() {
 	if [ "$rc" != "$1" ]; then

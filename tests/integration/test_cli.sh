@@ -71,9 +71,7 @@ cli_huge_files_refused() {
 # guest's driver was up, reported as "guest ring error").
 t_cli_too_few_file_descriptors_refused() {
 	local out="$TMP_ROOT/nofile.out"
-	bash -c 'ulimit -n 32 && exec "$@"' _ timeout -k 5 30 "$MINIVMM" --kernel "$TESTGUEST" \
-		--net tap=mvmfd0,queues=4 < /dev/null > "$out" 2>&1
-	rc=$?
+	run_limited -n 32 "$out" --kernel "$TESTGUEST" --net tap=mvmfd0,queues=4
 	expect_rc 2 "$out" || return 1
 	expect_line "^minivmm: 1 vCPU and 4 queue pairs need about [0-9]+ file descriptors and [0-9]+ are open; the process may have 32 \(RLIMIT_NOFILE: raise ulimit -n\)$" "$out" || return 1
 	[ "$(wc -l < "$out")" -eq 1 ] || { fail "expected one line: $(tr '\n' '|' < "$out")"; return 1; }
@@ -88,9 +86,7 @@ t_cli_too_little_address_space_refused() {
 		echo "# cli_too_little_address_space_refused: a sanitizer's shadow memory cannot be mapped under ulimit -v: the plain build's run checks this"
 		return 0
 	fi
-	bash -c 'ulimit -v 288000 && exec "$@"' _ timeout -k 5 30 "$MINIVMM" --kernel "$TESTGUEST" \
-		--net tap=mvmas0,queues=4 < /dev/null > "$out" 2>&1
-	rc=$?
+	run_limited -v 288000 "$out" --kernel "$TESTGUEST" --net tap=mvmas0,queues=4
 	expect_rc 2 "$out" || return 1
 	expect_line "^minivmm: --mem 256M needs about [0-9]+ MiB of address space and the process may have 281 MiB \(RLIMIT_AS: raise ulimit -v to at least [0-9]+M, or give --mem [0-9]+M at most\)$" "$out" || return 1
 	[ "$(wc -l < "$out")" -eq 1 ] || { fail "expected one line: $(tr '\n' '|' < "$out")"; return 1; }
@@ -98,9 +94,7 @@ t_cli_too_little_address_space_refused() {
 	# The --mem it names runs.
 	local fits
 	fits=$(sed -n 's/.*or give --mem \([0-9]*M\) at most.*/\1/p' "$out")
-	bash -c 'ulimit -v 288000 && exec "$@"' _ timeout -k 5 30 "$MINIVMM" --kernel "$TESTGUEST" --mem "$fits" \
-		--cmdline "test=exit code=0" < /dev/null > "$out" 2>&1
-	rc=$?
+	run_limited -v 288000 "$out" --kernel "$TESTGUEST" --mem "$fits" --cmdline "test=exit code=0"
 	expect_rc 1 "$out" || return 1
 }
 

@@ -10,17 +10,12 @@
 # hostnet_start NAME [MINIVMM ARGS...]: the test guest echoing on 10.0.0.2
 # in a fresh namespace $NS; sets $OUT and $VM_PID, returns once it is ready.
 hostnet_start() {
-	local name=$1 i; shift
+	local name=$1; shift
 	OUT="$TMP_ROOT/$name.out"
 	ip netns exec "$NS" timeout -k 5 "${VM_TIMEOUT:-60}" "$MINIVMM" --kernel "$TESTGUEST" \
 		--cmdline "test=net-echo secs=40" "$@" < /dev/null > "$OUT" 2>&1 &
 	VM_PID=$!
-	for ((i = 0; i < 200; i++)); do
-		grep -q "ready ip" "$OUT" && return 0
-		kill -0 "$VM_PID" 2> /dev/null || break
-		sleep 0.05
-	done
-	fail "guest not ready: $(tail -c 600 "$OUT" | tr '\n' '|')"
+	wait_ready "$OUT" "$VM_PID" "ready ip" "guest not ready"
 }
 
 # hostnet_ping_then_stop: the host pings the guest, stops it, waits; sets $rc.

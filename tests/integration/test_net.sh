@@ -17,13 +17,7 @@ net_vm_start() {
 	VM_PID=$!
 	netns_wait_link "$NS" t0 10 || { fail "minivmm created no tap: $(tr '\n' '|' < "$OUT")"; return 1; }
 	netns_add_addr "$NS" t0 10.0.0.1/24 || { fail "cannot configure t0"; return 1; }
-	local i
-	for ((i = 0; i < 200; i++)); do
-		grep -q "ready ip" "$OUT" && return 0
-		kill -0 "$VM_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	fail "guest not ready: $(tail -c 600 "$OUT" | tr '\n' '|')"
+	wait_ready "$OUT" "$VM_PID" "ready ip" "guest not ready"
 }
 
 # net_vm_wait: wait for minivmm to exit; sets $rc.

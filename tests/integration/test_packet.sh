@@ -27,13 +27,7 @@ pkt_vm_start() {
 	ip netns exec "$NS" timeout -k 5 "${VM_TIMEOUT:-90}" "$MINIVMM" --kernel "$TESTGUEST" \
 		--cmdline "$cmdline" --net "packet=v0$netopts" "$@" < /dev/null > "$OUT" 2>&1 &
 	VM_PID=$!
-	local i
-	for ((i = 0; i < 200; i++)); do
-		grep -q "$ready" "$OUT" && return 0
-		kill -0 "$VM_PID" 2> /dev/null || break
-		sleep 0.05
-	done
-	fail "guest not ready (--net packet=v0$netopts $*, guest '$cmdline'): $(tail -c 600 "$OUT" | tr '\n' '|')"
+	wait_ready "$OUT" "$VM_PID" "$ready" "guest not ready (--net packet=v0$netopts $*, guest '$cmdline')"
 }
 
 

@@ -497,12 +497,8 @@ t_xdp_bad_setups_refused() {
 	: > "$first"
 	ip netns exec "$NS" timeout -k 5 30 "$MINIVMM" --kernel "$TESTGUEST" --net xdp=v0 \
 		--cmdline "test=net-echo secs=20" < /dev/null > "$first" 2>&1 &
-	local pid=$! i
-	for ((i = 0; i < 200; i++)); do
-		grep -q "ready ip" "$first" && break
-		sleep 0.05
-	done
-	grep -q "ready ip" "$first" || { fail "the first minivmm did not come up: $(tr '\n' '|' < "$first")"; return 1; }
+	local pid=$!
+	wait_ready "$first" "$pid" "ready ip" "the first minivmm did not come up" || return 1
 	local out="$TMP_ROOT/xdp-second.out"
 	ip netns exec "$NS" timeout -k 5 30 "$MINIVMM" --kernel "$TESTGUEST" --net xdp=v0 < /dev/null > "$out" 2>&1
 	rc=$?
