@@ -17,6 +17,7 @@ static const char *const role_names[CONFINE_ROLES] = {
 	[CONFINE_NET_WORKER] = "net-worker",
 	[CONFINE_NET_CTRL] = "net-ctrl",
 	[CONFINE_NET_LINK] = "net-link",
+	[CONFINE_NET_HELPER] = "net-helper",
 };
 
 const char *confine_role_name(enum confine_role role)

@@ -28,7 +28,8 @@ enum confine_role {
 	CONFINE_SPAWNER,     /* spawner: starts threads for confined threads (base/spawn.h) */
 	CONFINE_NET_WORKER,  /* net<k>-q<i>, net<k>-w<j>: the data path */
 	CONFINE_NET_CTRL,    /* net<k>-ctrl: the control queue */
-	CONFINE_NET_LINK,    /* net<k>-link: reopens a vanished backend */
+	CONFINE_NET_LINK,    /* net<k>-link: watches a backend's interface go and come back */
+	CONFINE_NET_HELPER,  /* net<k>-helper: the backend's privileged steps (net/helper.h) */
 	CONFINE_ROLES
 };
 

@@ -113,7 +113,22 @@ struct net_queue_io {
 };
 
 struct net_backend;
+struct net_helper;
 
+/* The privileged steps of a queue's start and stop (an AF_XDP socket made
+ * and bound, then put in the XSKMAP; a zero-copy queue probed until the
+ * kernel has let it go), which the queue's start and stop hooks ask the
+ * backend's helper for (net/helper.h) instead of making them on the worker. */
+enum net_queue_step {
+	NET_QUEUE_OPEN,
+	NET_QUEUE_ATTACH,
+	NET_QUEUE_WAIT_FREE,
+	NET_QUEUE_STEPS
+};
+
+/* set_queue_active, present, reopen and queue_step run on the backend's
+ * helper thread (net/helper.h), called through net_backend_*(): the thread
+ * that asks holds no capability and may make no socket. */
 struct net_backend_ops {
 	const char *kind;   /* "tap", "packet", "xdp" */
 	/* Offloads the guest takes in (TAP_OFFLOAD_* bits of net/tap.h). */
@@ -127,6 +142,8 @@ struct net_backend_ops {
 	 * after all (present saw one being deleted): try again later, quietly. */
 	bool (*present)(struct net_backend *b);
 	int (*reopen)(struct net_backend *b, struct vmm_err *err);
+	/* A privileged step of queue q's start or stop hook; NULL: none. */
+	int (*queue_step)(struct net_backend *b, unsigned q, enum net_queue_step step, struct vmm_err *err);
 	/* Frames the backend dropped on queue q since the last call (packet
 	 * sockets: PACKET_STATISTICS); NULL if it cannot tell. */
 	unsigned long long (*take_drops)(struct net_backend *b, unsigned q);
@@ -150,6 +167,7 @@ struct net_backend {
 	bool csum_offload;
 	unsigned offloads;       /* last set_offload() */
 	char detail[160];        /* more for the device's start-up line ("" for none) */
+	struct net_helper *helper;   /* runs the privileged ops (net/helper.h); NULL: the caller does */
 	struct net_queue_io io[NET_BACKEND_MAX_QUEUES];
 };
 

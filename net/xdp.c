@@ -370,6 +370,7 @@ static const struct net_backend_ops xdp_backend_ops = {
 	.set_queue_active = xdp_set_queue_active,
 	.present = xdp_present,
 	.reopen = xdp_reopen,
+	.queue_step = xdp_queue_step,
 	.take_drops = xdp_take_drops,
 	.destroy = xdp_destroy,
 	/* A queue's frames go to its worker's socket or to its drain socket,

@@ -303,6 +303,9 @@ struct xdp_backend {
 int xdp_queue_init(struct xdp_backend *xb, unsigned q, struct vmm_err *err);
 void xdp_queue_free(struct xdp_queue *xq);
 void xdp_queue_io_setup(struct xdp_backend *xb, unsigned q);
+/* The backend's queue_step op: the privileged steps of xq_start and xq_stop,
+ * on the helper thread (net/helper.h). */
+int xdp_queue_step(struct net_backend *b, unsigned q, enum net_queue_step step, struct vmm_err *err);
 
 /* xdp.c: a bound socket of another queue to share the UMEM through (-1:
  * none, register it); with xb->lock held. */

@@ -27,6 +27,7 @@
 
 #include "base/iov.h"
 #include "net/csum.h"
+#include "net/helper.h"
 
 #define XDP_TX_RETRY_MIN_US   20
 #define XDP_TX_RETRY_MAX_US   2000
@@ -407,20 +408,17 @@ static int xq_start(struct net_queue_io *io, struct dp_queue *dp, struct vmm_err
 	if (!net_qp_active(dp->qp))
 		return 0;
 	xq_reset_buffers(xq);
+	/* The socket is made, bound and put in the XSKMAP by the backend's
+	 * helper (net/helper.h): this thread makes no socket. Under the
+	 * backend's lock, which the helper's steps run under too. */
 	pthread_mutex_lock(&xb->lock);
-	int shared = xdp_backend_umem_fd(xb, xq->index);
-	struct xsk_umem_spec umem = { .area = xb->umem_area, .len = xb->umem_len,
-				      .chunk_size = xb->geo.chunk_size, .headroom = xb->geo.headroom };
-	uint16_t flags = (xb->zero_copy ? XDP_ZEROCOPY : XDP_COPY) | XDP_USE_NEED_WAKEUP;
-	int rc = xsk_create(&xq->sock, shared < 0 ? &umem : NULL, &xb->sizes, err);
-	if (rc == 0)
-		rc = xsk_bind(&xq->sock, xb->iface.ifindex, xq->index, shared, flags, err);
+	int rc = net_backend_queue_step(&xb->base, xq->index, NET_QUEUE_OPEN, err);
 	/* Buffers first, frames after: a frame that found the socket with an
 	 * empty fill ring would be dropped. */
 	if (rc == 0)
 		xq_rx_refill(xq, dp);
 	if (rc == 0)
-		rc = xdp_prog_set_socket(&xb->prog, xq->index, xq->sock.fd, err);
+		rc = net_backend_queue_step(&xb->base, xq->index, NET_QUEUE_ATTACH, err);
 	if (rc)
 		xsk_close(&xq->sock);
 	pthread_mutex_unlock(&xb->lock);
@@ -483,9 +481,41 @@ static void xq_stop(struct net_queue_io *io, struct dp_queue *dp)
 	/* Zero copy: the driver may still DMA into buffers it took from the
 	 * fill ring until the kernel's deferred release of the queue's pool
 	 * has run; the queue is free again only then. */
-	if (xb->zero_copy)
-		xdp_backend_wait_queue_free(xb, xq->index);
+	if (xb->zero_copy) {
+		struct vmm_err err = { 0 };
+		if (net_backend_queue_step(&xb->base, xq->index, NET_QUEUE_WAIT_FREE, &err) < 0)
+			dp_log(dp, "%s", err.msg);
+	}
 	xq_give_back(xq, dp);
+}
+
+/* The helper's side of xq_start and xq_stop (net/helper.h): OPEN and
+ * ATTACH run while the worker that asked holds xb->lock. */
+int xdp_queue_step(struct net_backend *b, unsigned q, enum net_queue_step step, struct vmm_err *err)
+{
+	struct xdp_backend *xb = (struct xdp_backend *)b;   /* base comes first */
+	struct xdp_queue *xq = &xb->q[q];
+	switch (step) {
+	case NET_QUEUE_OPEN: {
+		int shared = xdp_backend_umem_fd(xb, q);
+		struct xsk_umem_spec umem = { .area = xb->umem_area, .len = xb->umem_len,
+					      .chunk_size = xb->geo.chunk_size, .headroom = xb->geo.headroom };
+		uint16_t flags = (xb->zero_copy ? XDP_ZEROCOPY : XDP_COPY) | XDP_USE_NEED_WAKEUP;
+		int rc = xsk_create(&xq->sock, shared < 0 ? &umem : NULL, &xb->sizes, err);
+		if (rc == 0)
+			rc = xsk_bind(&xq->sock, xb->iface.ifindex, q, shared, flags, err);
+		if (rc)
+			xsk_close(&xq->sock);
+		return rc;
+	}
+	case NET_QUEUE_ATTACH:
+		return xdp_prog_set_socket(&xb->prog, q, xq->sock.fd, err);
+	case NET_QUEUE_WAIT_FREE:
+		xdp_backend_wait_queue_free(xb, q);
+		return 0;
+	default:
+		return vmm_err_set(err, EINVAL, "xdp backend: no queue step %u", (unsigned)step);
+	}
 }
 
 void xdp_queue_io_setup(struct xdp_backend *xb, unsigned q)

@@ -54,6 +54,7 @@
 #define RL_WORKER   R(CONFINE_NET_WORKER)
 #define RL_CTRL     R(CONFINE_NET_CTRL)
 #define RL_LINK     R(CONFINE_NET_LINK)
+#define RL_HELPER   R(CONFINE_NET_HELPER)
 #define RL_ALL      SECCOMP_ALL_ROLES
 
 /* When a rule is needed: any of these (0: always). */
@@ -210,9 +211,9 @@ static const struct seccomp_rule rules[] = {
 	  .why = "at teardown, rtnetlink requests that take off what ip= or bridge= did to an operator's tap, on the socket opened at set-up" },
 	{ SYS(recvmsg), .roles = RL_MAIN, .when = W_TAP_HOST, ARGS(ONE_OF(2, "flags", 0)),
 	  .why = "the kernel's answers to them" },
-	{ SYS(newfstatat), .roles = RL_MAIN | RL_SIGNALS | RL_LINK, .why = "stdio buffers, fopen, opendir" },
-	{ SYS(fstat), .roles = RL_MAIN | RL_SIGNALS | RL_LINK, .why = "stdio buffers, fopen, opendir" },
-	{ SYS(lseek), .roles = RL_MAIN | RL_SIGNALS | RL_LINK, .why = "fclose of a file read in part" },
+	{ SYS(newfstatat), .roles = RL_MAIN | RL_SIGNALS | RL_HELPER, .why = "stdio buffers, fopen, opendir" },
+	{ SYS(fstat), .roles = RL_MAIN | RL_SIGNALS | RL_HELPER, .why = "stdio buffers, fopen, opendir" },
+	{ SYS(lseek), .roles = RL_MAIN | RL_SIGNALS | RL_HELPER, .why = "fclose of a file read in part" },
 	{ SYS(openat), .roles = RL_MAIN | RL_SIGNALS, ARGS(CLEAR(2, "flags", O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)),
 	  .why = "statistics read /proc/self/task/<tid>/status, and jansson /dev/urandom once for its hash seed (read-only)" },
 	{ SYS(getsockopt), .roles = RL_MAIN | RL_SIGNALS, .when = W_PACKET,
@@ -221,10 +222,10 @@ static const struct seccomp_rule rules[] = {
 	{ SYS(getsockopt), .roles = RL_MAIN | RL_SIGNALS, .when = W_XDP,
 	  ARGS(ONE_OF(1, "level", SOL_XDP), ONE_OF(2, "option", XDP_STATISTICS)),
 	  .why = "AF_XDP sockets' drop counters for statistics, and before the drain sockets close at teardown" },
-	{ SYS(read), .roles = RL_MAIN | RL_SIGNALS | RL_VCPU | RL_SERIAL | RL_CTRL | RL_LINK,
-	  .why = "eventfds (stop requests, kicks), /proc, serial input" },
-	{ SYS(close), .roles = RL_MAIN | RL_SIGNALS | RL_VCPU | RL_WORKER | RL_CTRL | RL_LINK,
-	  .why = "fds of stopped workers, closed queues, teardown" },
+	{ SYS(read), .roles = RL_MAIN | RL_SIGNALS | RL_VCPU | RL_SERIAL | RL_CTRL | RL_LINK | RL_HELPER,
+	  .why = "eventfds (stop requests, kicks), /proc and sysfs, serial input" },
+	{ SYS(close), .roles = RL_MAIN | RL_SIGNALS | RL_VCPU | RL_WORKER | RL_CTRL | RL_LINK | RL_HELPER,
+	  .why = "fds of stopped workers, closed queues and sockets, teardown" },
 
 	/* ---- signals: the minivmm command's watcher ---- */
 	{ SYS(rt_sigtimedwait), .roles = RL_SIGNALS, .why = "sigwait for SIGINT, SIGTERM, SIGHUP, SIGUSR1" },
@@ -237,7 +238,7 @@ static const struct seccomp_rule rules[] = {
 	      KVM_SET_GSI_ROUTING),
 	IOCTL(RL_VCPU | RL_CTRL | RL_LINK, W_TAP, "guest offloads at DRIVER_OK and GUEST_OFFLOADS_SET",
 	      TUNSETOFFLOAD),
-	IOCTL(RL_MAIN | RL_VCPU | RL_CTRL | RL_LINK, W_TAP, "attach and detach tap queues (VQ_PAIRS_SET, reset)",
+	IOCTL(RL_MAIN | RL_HELPER, W_TAP, "attach and detach tap queues (VQ_PAIRS_SET, reset; the helper for the others)",
 	      TUNSETQUEUE),
 	{ SYS(eventfd2), .roles = RL_VCPU | RL_CTRL | RL_LINK, .when = W_NET,
 	  .why = "a worker's stop eventfd, made by the thread that starts it (VQ_PAIRS_SET restarts workers on a packet device and with threads=auto)" },
@@ -280,13 +281,6 @@ static const struct seccomp_rule rules[] = {
 	{ SYS(epoll_create1), .roles = RL_SPAWNER, .when = W_EPOLL, .why = "a worker makes its epoll set" },
 	{ SYS(fcntl), .roles = RL_SPAWNER, .when = W_NET, ARGS(ONE_OF(1, "command", F_GETFL, F_SETFL)),
 	  .why = "a worker makes its backend fd non-blocking" },
-	/* An xdp worker makes its queue's socket as it starts (xq_start), and
-	 * puts it in the XDP program's XSKMAP: the map's fd is the only BPF
-	 * object the process holds open, and no call that opens others
-	 * (BPF_*_GET_FD_BY_ID, BPF_OBJ_GET, loading) is allowed. */
-	XSK_SOCKET_RULES(RL_SPAWNER, W_XDP, "a worker's queue socket"),
-	{ SYS(bpf), .roles = RL_SPAWNER, .when = W_XDP, ARGS(ONE_OF(0, "cmd", BPF_MAP_UPDATE_ELEM)),
-	  .why = "a worker puts its socket in the XSKMAP" },
 
 	/* ---- queue workers: the data path ---- */
 	{ SYS(io_uring_enter), .roles = RL_WORKER, .when = W_URING,
@@ -314,45 +308,43 @@ static const struct seccomp_rule rules[] = {
 	{ SYS(getsockopt), .roles = RL_WORKER, .when = W_XDP,
 	  ARGS(ONE_OF(1, "level", SOL_XDP), ONE_OF(2, "option", XDP_STATISTICS)),
 	  .why = "its socket's drop counters, kept when it closes it" },
-	/* Zero copy: a stopping worker waits until the kernel has released
-	 * its queue (xdp_backend_wait_queue_free binds a socket to it). */
-	XSK_SOCKET_RULES(RL_WORKER, W_XDP_ZC, "zero copy: probe that the stopped queue is free"),
-
-	/* ---- control thread: VQ_PAIRS_SET on a packet device reopens sockets ---- */
-	PACKET_SOCKET_RULES(RL_CTRL, W_PACKET_MQ),
-
-	/* ---- xdp, queues > 1: the vCPU (DRIVER_OK, reset) and the control
-	 * thread (VQ_PAIRS_SET) steer queues: a queue not in use gets a drain
-	 * socket (own 4 KiB UMEM, no buffers: its frames are dropped and
-	 * counted), put in the XSKMAP; one coming into use loses it ---- */
-	XSK_SOCKET_RULES(RL_VCPU | RL_CTRL, W_XDP_MQ, "a drain socket for a queue not in use"),
-	{ SYS(bpf), .roles = RL_VCPU | RL_CTRL, .when = W_XDP_MQ, ARGS(ONE_OF(0, "cmd", BPF_MAP_UPDATE_ELEM)),
-	  .why = "the drain socket goes in the XSKMAP" },
-	IOCTL(RL_MAIN | RL_VCPU | RL_CTRL, W_XDP_MQ,
-	      "spread the RSS indirection table over the queues in use, on the socket the backend keeps for it (drivers that have one; main puts it back at teardown). The ethtool command is in memory, out of the filter's sight",
+	IOCTL(RL_MAIN, W_XDP_MQ,
+	      "put back the RSS indirection table the helper spread over the queues in use, on the socket the backend keeps for it (drivers that have one). The ethtool command is in memory, out of the filter's sight",
 	      SIOCETHTOOL),
 
-	/* ---- link thread: reopens a backend whose interface came back ---- */
-	{ SYS(access), .roles = RL_LINK, .when = W_TAP, .why = "is /sys/class/net/<tap> there?" },
-	{ SYS(openat), .roles = RL_LINK, .when = W_TAP, ARGS(CLEAR(2, "flags", O_CREAT | O_TRUNC)),
-	  .why = "/dev/net/tun, and the tap's sysfs flags and queues (nothing created)" },
-	{ SYS(getdents64), .roles = RL_LINK, .when = W_TAP, .why = "count the tap's queues in sysfs" },
-	IOCTL(RL_LINK, W_TAP, "attach to the tap again, and only to one an operator made (IFF_PERSIST)", TUNSETIFF,
+	/* ---- the device's helper (net/helper.h): every step of a backend that
+	 * makes, binds or steers a socket once the VM runs, for the threads
+	 * that may not: VQ_PAIRS_SET, DRIVER_OK and reset steering queues
+	 * (vCPU, control), an xdp worker's queue socket as it starts and the
+	 * zero-copy probe as it stops, an interface that came back (link) ---- */
+	{ SYS(access), .roles = RL_HELPER, .when = W_TAP, .why = "is /sys/class/net/<tap> there?" },
+	{ SYS(openat), .roles = RL_HELPER, .when = W_TAP, ARGS(CLEAR(2, "flags", O_CREAT | O_TRUNC)),
+	  .why = "/dev/net/tun to attach to the tap again, and the tap's sysfs flags and queues (nothing created)" },
+	{ SYS(getdents64), .roles = RL_HELPER, .when = W_TAP, .why = "count the tap's queues in sysfs" },
+	IOCTL(RL_HELPER, W_TAP, "attach to the tap again, and only to one an operator made (IFF_PERSIST)", TUNSETIFF,
 	      TUNSETVNETHDRSZ, TUNGETIFF),
-	{ SYS(socket), .roles = RL_LINK, .when = W_PACKET | W_XDP,
+	{ SYS(socket), .roles = RL_HELPER, .when = W_PACKET | W_XDP,
 	  ARGS(ONE_OF(0, "domain", AF_UNIX, AF_INET), ONE_OF(1, "type", SOCK_DGRAM | SOCK_CLOEXEC),
 	       ONE_OF(2, "protocol", 0)),
 	  .why = "a socket to ask about the interface (if_nametoindex, SIOCGIFFLAGS)" },
-	IOCTL(RL_LINK, W_PACKET | W_XDP, "the interface's index, state, MTU and link type", SIOCGIFINDEX,
+	IOCTL(RL_HELPER, W_PACKET | W_XDP, "the interface's index, state, MTU and link type", SIOCGIFINDEX,
 	      SIOCGIFFLAGS, SIOCGIFHWADDR, SIOCGIFMTU),
-	PACKET_SOCKET_RULES(RL_LINK, W_PACKET),
-	/* xdp: the program loaded at set-up stays loaded; a returning
-	 * interface gets a new link to it (xdp_prog_relink), every queue is
-	 * probed with a socket again, drain sockets remade, RSS read. */
-	IOCTL(RL_LINK, W_XDP, "the interface's queues, driver and RSS table (ethtool)", SIOCETHTOOL),
-	XSK_SOCKET_RULES(RL_LINK, W_XDP, "probe every queue again; drain sockets for queues not in use"),
-	{ SYS(bpf), .roles = RL_LINK, .when = W_XDP, ARGS(ONE_OF(0, "cmd", BPF_LINK_CREATE, BPF_MAP_UPDATE_ELEM)),
-	  .why = "attach the loaded XDP program to the interface again (a BPF link); drain sockets in the XSKMAP" },
+	/* packet: VQ_PAIRS_SET closes the sockets of the queues it switches
+	 * off and opens them again when they come back (a fanout group cannot
+	 * skip a member); an interface that came back gets new ones. */
+	PACKET_SOCKET_RULES(RL_HELPER, W_PACKET),
+	/* xdp: a worker's queue socket (made, bound, put in the XSKMAP); a
+	 * queue not in use gets a drain socket (own 4 KiB UMEM, no buffers:
+	 * its frames are dropped and counted); the RSS table spread over the
+	 * queues in use; an interface that came back gets a new link to the
+	 * program loaded at set-up (xdp_prog_relink), every queue is probed
+	 * again. The map's fd is the only BPF object the process holds open,
+	 * and no call that opens others (BPF_*_GET_FD_BY_ID, BPF_OBJ_GET,
+	 * loading) is allowed. */
+	IOCTL(RL_HELPER, W_XDP, "the interface's queues, driver and RSS table (ethtool); the command is in memory, out of the filter's sight", SIOCETHTOOL),
+	XSK_SOCKET_RULES(RL_HELPER, W_XDP, "a worker's queue socket, a drain socket, a probe of a queue"),
+	{ SYS(bpf), .roles = RL_HELPER, .when = W_XDP, ARGS(ONE_OF(0, "cmd", BPF_LINK_CREATE, BPF_MAP_UPDATE_ELEM)),
+	  .why = "a socket in the XSKMAP; attach the loaded XDP program to an interface that came back (a BPF link)" },
 };
 
 #define NR_RULES (sizeof(rules) / sizeof(rules[0]))

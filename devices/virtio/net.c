@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "net/datapath.h"
+#include "net/helper.h"
 #include "net/packet.h"
 #include "net/tap.h"
 
@@ -332,7 +333,7 @@ static void vnet_steer(struct virtio_net *n, unsigned k)
 {
 	for (unsigned p = 0; p < n->nr_pairs; p++) {
 		struct vmm_err e = { 0 };
-		if (n->backend->ops->set_queue_active(n->backend, p, p < k, &e) < 0)
+		if (net_backend_set_queue_active(n->backend, p, p < k, &e) < 0)
 			vnet_log_error(n, "cannot steer the backend", &e);
 		__atomic_store_n(&n->qp[p].active, p < k && n->activated, __ATOMIC_RELEASE);
 	}
@@ -546,6 +547,10 @@ int virtio_net_create(struct virtio_net **out, unsigned index, const struct mini
 				(uint16_t)cfg->queue_size, &vnet_ops, n, err);
 	if (rc)
 		return rc;
+	/* From here on the backend's privileged steps are its helper's. */
+	rc = net_helper_start(n->backend, ev, index, &n->unpinned, err);
+	if (rc)
+		return rc;
 	/* Until the guest negotiates MQ only the first pair is steered to. */
 	vnet_set_active_pairs(n, 1);
 	rc = vnet_link_start(n, err);
@@ -571,6 +576,7 @@ void virtio_net_destroy(struct virtio_net *n)
 		virtio_mmio_destroy(n->transport);   /* resets the device first */
 	else
 		vnet_reset(n);
+	net_helper_stop(n->backend);   /* no worker, control or link thread is left to ask it */
 	net_backend_destroy(n->backend);
 	if (n->ctrl_stop_fd >= 0)
 		close(n->ctrl_stop_fd);

@@ -21,6 +21,7 @@
 #include "base/confine.h"
 #include "devices/virtio/net.h"
 #include "minivmm_abi.h"
+#include "net/helper.h"
 #include "net/tap.h"
 
 #include <errno.h>
@@ -81,12 +82,12 @@ static int vnet_link_reopen_locked(struct virtio_net *n, struct vmm_err *err)
 	bool running = n->activated;
 	if (running)
 		vnet_stop_workers(n);
-	int rc = n->backend->ops->reopen(n->backend, err);
+	int rc = net_backend_reopen(n->backend, err);
 	if (rc == 0 && running)
 		rc = n->backend->ops->set_offload(n->backend, tap_offloads_from_features(n->guest_offloads), err);
 	for (unsigned p = 0; p < n->nr_pairs && rc == 0; p++) {
 		struct vmm_err e = { 0 };
-		if (n->backend->ops->set_queue_active(n->backend, p, p < n->active_pairs, &e) < 0)
+		if (net_backend_set_queue_active(n->backend, p, p < n->active_pairs, &e) < 0)
 			rc = vmm_err_set(err, e.code, "%s", e.msg);
 	}
 	for (unsigned p = 0; p < n->nr_pairs; p++)
@@ -103,7 +104,7 @@ static int vnet_link_reopen_locked(struct virtio_net *n, struct vmm_err *err)
 /* Once the interface is present again: 0 when the link is back up. */
 static int vnet_link_try_recover(struct virtio_net *n, char *last_err, size_t size)
 {
-	if (!n->backend->ops->present(n->backend))
+	if (!net_backend_present(n->backend))
 		return -EAGAIN;
 	struct vmm_err err = { 0 };
 	pthread_mutex_lock(&n->lock);
@@ -152,8 +153,9 @@ static void *vnet_link_main(void *arg)
 	char name[16], last_err[sizeof(((struct vmm_err *)0)->msg)] = "";
 	snprintf(name, sizeof(name), "net%u-link", (uint8_t)n->index);
 	pthread_setname_np(pthread_self(), name);
-	/* It keeps what reopening the backend needs (vmm/caps.c). A link
-	 * thread that cannot confine itself must not run: the VM stops. */
+	/* Reopening the backend is its helper's (net/helper.h): this thread
+	 * keeps no capability. One that cannot confine itself must not run:
+	 * the VM stops. */
 	struct vmm_err err = { 0 };
 	if (confine_enter(n->ev->confine, CONFINE_NET_LINK, &err) < 0) {
 		char why[sizeof(err.msg) + 40];

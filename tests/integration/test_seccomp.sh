@@ -64,7 +64,7 @@ PY
 # (minivmm_start), both with the main list.
 SECCOMP_PY_FILTERS='
 want = {"main": 1, "minivmm": 1, "signals": 1, "serial": 1, "vcpu[0-9]+": 1, "spawner": 1,
-        "net0-link": 1, "net0-ctrl": 2, "net0-[qw][0-9]+": 2}
+        "net0-link": 1, "net0-helper": 1, "net0-ctrl": 2, "net0-[qw][0-9]+": 2}
 for rx, nf in want.items():
     found = kinds(rx)
     check(found, "no %s thread" % rx)
@@ -101,10 +101,10 @@ t_seccomp_every_thread_has_the_filter_of_its_kind() {
 	fi
 }
 
-# By default (--drop-caps), only the threads that reopen a backend keep anything:
-# the link thread CAP_NET_ADMIN for a tap (TUNSETIFF); for packet sockets
-# with several queues CAP_NET_RAW in the link and control threads and in
-# the spawner that starts the control thread (vmm/caps.c).
+# By default (--drop-caps), only the device's helper keeps anything (vmm/caps.c):
+# CAP_NET_ADMIN for a tap (TUNSETIFF when it comes back), CAP_NET_RAW for
+# packet sockets (VQ_PAIRS_SET reopens them). The vCPUs, the workers and
+# the control, link and spawner threads keep nothing, over every backend.
 drop_caps_check() {
 	local table=$1 keep=$2 san=0
 	sanitizer_build "$OUT" && san=1
@@ -130,7 +130,7 @@ t_seccomp_drop_caps_leaves_each_thread_what_it_needs() {
 	peer stop --dst 10.0.0.2 --port 5001 > /dev/null 2>&1
 	net_vm_wait
 	expect_rc 0 "$OUT" || return 1
-	drop_caps_check "$table" "{'net0-link': $CAP_NET_ADMIN_BIT}" || return 1
+	drop_caps_check "$table" "{'net0-helper': $CAP_NET_ADMIN_BIT}" || return 1
 	netns_cleanup
 
 	PKT_READY="ready ip" pkt_vm_start sc-caps-pkt "test=net-echo queues=2 secs=30" ",queues=2" --cpus 2 --drop-caps ||
@@ -141,7 +141,7 @@ t_seccomp_drop_caps_leaves_each_thread_what_it_needs() {
 	net_vm_wait
 	expect_rc 0 "$OUT" || return 1
 	expect_line "^testguest: ctrl mq 2 -> OK$" "$OUT" || return 1
-	drop_caps_check "$table" "{'net0-link|net0-ctrl|spawner': $CAP_NET_RAW_BIT}" || return 1
+	drop_caps_check "$table" "{'net0-helper': $CAP_NET_RAW_BIT}" || return 1
 	netns_cleanup
 
 	# --keep-caps (debugging): every thread keeps what minivmm started with, said at start.
@@ -248,7 +248,7 @@ t_seccomp_list_prints_every_kind_of_thread() {
 	local out="$TMP_ROOT/sc-list.out" kind
 	run_vm "$out" --seccomp-list
 	expect_rc 0 "$out" || return 1
-	for kind in main signals vcpu serial spawner net-worker net-ctrl net-link; do
+	for kind in main signals vcpu serial spawner net-worker net-ctrl net-link net-helper; do
 		expect_line "^#### $kind: [0-9]+ system calls" "$out" || return 1
 	done
 	expect_line "^\| ioctl \| request one of KVM_RUN, KVM_GET_REGS, KVM_GET_SREGS \|" "$out"
@@ -258,7 +258,7 @@ t_seccomp_list_prints_every_kind_of_thread() {
 
 # xdp_confined_echo NAME [MINIVMM ARGS...]: a 2-queue xdp device over a
 # 2-queue veth, the guest switching both pairs on (VQ_PAIRS_SET: drain
-# sockets closed and opened by the vCPU and control threads), 500 echoed
+# sockets closed and opened by the helper for the vCPU and control threads), 500 echoed
 # datagrams, the thread table into $TMP_ROOT/NAME.table; minivmm exits 0
 # and no thread was killed by its filter.
 xdp_confined_echo() {
@@ -293,14 +293,14 @@ t_seccomp_xdp_on_threads_confined_traffic_flows() {
 
 CAP_IPC_LOCK_BIT=$((1 << 14))
 
-# --drop-caps over xdp (vmm/caps.c): the spawner keeps CAP_NET_RAW and
-# CAP_IPC_LOCK for the workers' sockets and UMEM; with two queues the
-# threads that steer (vCPUs, control) and the spawner also CAP_NET_ADMIN;
-# the link thread all three; the workers nothing (copy mode).
+# --drop-caps over xdp (vmm/caps.c): the helper keeps CAP_NET_RAW and
+# CAP_IPC_LOCK for the workers' sockets and UMEM and CAP_NET_ADMIN for the
+# RSS table and the program; the threads that ask it (vCPUs steering at
+# DRIVER_OK, control on VQ_PAIRS_SET, workers as they start, link) nothing.
 t_seccomp_xdp_drop_caps_leaves_each_thread_what_it_needs() {
 	xdp_confined_echo sc-xdp-caps --drop-caps || return 1
 	local all=$((CAP_NET_RAW_BIT | CAP_IPC_LOCK_BIT | CAP_NET_ADMIN_BIT))
-	drop_caps_check "$TMP_ROOT/sc-xdp-caps.table" "{'net0-link|net0-ctrl|spawner|vcpu[0-9]+': $all}"
+	drop_caps_check "$TMP_ROOT/sc-xdp-caps.table" "{'net0-helper': $all}"
 }
 
 # The link thread reopens an xdp device whose veth was deleted and made

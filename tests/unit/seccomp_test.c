@@ -170,6 +170,45 @@ Test(seccomp, guest_facing_threads_cannot_spawn_open_or_exec)
 	cr_assert(!has(CONFINE_NET_LINK, &n, SYS_clone), "the link thread starts workers through the spawner");
 }
 
+/* Every configuration, tap, packet and xdp (one queue or several, copy or
+ * zero copy, either engine): only the helper makes, binds or steers a
+ * socket, attaches to a tap or touches a BPF object; the threads a guest
+ * drives (vCPU, worker, control), the link thread a network event wakes
+ * and the spawner that starts them make none of those calls and keep no
+ * capability. (On 82a73b8 the vCPU and control thread of an xdp device
+ * with several queues kept CAP_NET_ADMIN and could make AF_XDP sockets.) */
+Test(seccomp, only_the_helper_makes_sockets_or_keeps_capabilities)
+{
+	const int privileged[] = { SYS_socket, SYS_bind, SYS_bpf, SYS_setsockopt, SYS_access,
+				   SYS_getdents64, SYS_connect };
+	const enum confine_role others[] = { CONFINE_VCPU, CONFINE_NET_WORKER, CONFINE_NET_CTRL,
+					     CONFINE_NET_LINK, CONFINE_SPAWNER, CONFINE_SERIAL, CONFINE_SIGNALS };
+	for (unsigned bits = 0; bits < 64 * 8; bits++) {
+		struct confine_needs n = needs_of(bits & 63);
+		n.xdp = bits & 64;
+		n.xdp_mq = n.xdp && (bits & 128);
+		n.xdp_zero_copy = n.xdp && (bits & 256);
+		n.net |= n.xdp;
+		n.packet_recv = n.packet && (bits & 128);
+		n.drop_caps = true;
+		struct confine c = { 0 };
+		caps_plan(&c, &n);
+		for (unsigned r = 0; r < sizeof(others) / sizeof(others[0]); r++) {
+			cr_assert_eq(c.keep_caps[others[r]], 0u, "%s keeps %#llx (needs %#x)",
+				     confine_role_name(others[r]), (unsigned long long)c.keep_caps[others[r]], bits);
+			for (unsigned i = 0; i < sizeof(privileged) / sizeof(privileged[0]); i++)
+				cr_assert(!has(others[r], &n, privileged[i]), "%s may make syscall %d (needs %#x)",
+					  confine_role_name(others[r]), privileged[i], bits);
+		}
+		bool backend = n.tap || n.packet || n.xdp;
+		cr_assert_eq(c.keep_caps[CONFINE_NET_HELPER] != 0, backend, "needs %#x", bits);
+		cr_assert_eq(has(CONFINE_NET_HELPER, &n, SYS_socket), n.packet || n.xdp, "needs %#x", bits);
+		cr_assert_eq(has(CONFINE_NET_HELPER, &n, SYS_bpf), n.xdp, "needs %#x", bits);
+		cr_assert(!has(CONFINE_NET_HELPER, &n, SYS_clone) && !has(CONFINE_NET_HELPER, &n, SYS_io_uring_setup) &&
+			  !has(CONFINE_NET_HELPER, &n, SYS_execve), "needs %#x", bits);
+	}
+}
+
 Test(seccomp, lists_follow_the_configuration)
 {
 	struct confine_needs tap = tap_uring(), pkt = needs_of(2 | 4 | 16);
@@ -177,10 +216,12 @@ Test(seccomp, lists_follow_the_configuration)
 	cr_assert(!has(CONFINE_NET_WORKER, &tap, SYS_epoll_wait), "epoll only with engine=epoll");
 	cr_assert(has(CONFINE_NET_WORKER, &pkt, SYS_epoll_wait));
 	cr_assert(!has(CONFINE_NET_WORKER, &pkt, SYS_io_uring_enter));
-	cr_assert(!has(CONFINE_NET_CTRL, &tap, SYS_bind), "no sockets for a tap device");
-	cr_assert(has(CONFINE_NET_CTRL, &pkt, SYS_bind), "VQ_PAIRS_SET reopens packet sockets");
-	cr_assert(has(CONFINE_NET_LINK, &tap, SYS_openat), "a tap is reopened through /dev/net/tun");
-	cr_assert(!has(CONFINE_NET_LINK, &pkt, SYS_openat));
+	cr_assert(!has(CONFINE_NET_HELPER, &tap, SYS_bind), "no sockets for a tap device");
+	cr_assert(has(CONFINE_NET_HELPER, &pkt, SYS_bind), "VQ_PAIRS_SET reopens packet sockets");
+	cr_assert(!has(CONFINE_NET_CTRL, &pkt, SYS_bind), "through the helper");
+	cr_assert(has(CONFINE_NET_HELPER, &tap, SYS_openat), "a tap is reopened through /dev/net/tun");
+	cr_assert(!has(CONFINE_NET_HELPER, &pkt, SYS_openat));
+	cr_assert(!has(CONFINE_NET_LINK, &tap, SYS_openat), "the link thread asks the helper");
 	cr_assert(!has(CONFINE_SPAWNER, &tap, SYS_capset), "capset only with --drop-caps");
 	cr_assert(has(CONFINE_SPAWNER, &tap, SYS_io_uring_setup));
 }
@@ -228,14 +269,14 @@ Test(seccomp, xdp_adds_its_calls_only_where_they_are_made)
 			cr_assert_gt(c.prog[r].len, 10u, "%s list (xdp %#x)", confine_role_name(r), bits);
 		seccomp_lists_free(&c);
 		cr_assert(has(CONFINE_NET_WORKER, &x, SYS_sendto) && has(CONFINE_NET_WORKER, &x, SYS_recvfrom));
-		cr_assert_eq(has(CONFINE_NET_WORKER, &x, SYS_socket), x.xdp_zero_copy, "xdp %#x", bits);
+		cr_assert(!has(CONFINE_NET_WORKER, &x, SYS_socket), "the helper makes a worker's socket (xdp %#x)", bits);
 		cr_assert(!has(CONFINE_NET_WORKER, &x, SYS_bpf), "a running worker touches no BPF object");
-		cr_assert(has(CONFINE_SPAWNER, &x, SYS_socket) && has(CONFINE_SPAWNER, &x, SYS_bpf),
-			  "a starting worker makes its socket and puts it in the XSKMAP");
-		cr_assert_eq(has(CONFINE_VCPU, &x, SYS_socket), x.xdp_mq, "xdp %#x", bits);
-		cr_assert_eq(has(CONFINE_VCPU, &x, SYS_bpf), x.xdp_mq, "xdp %#x", bits);
-		cr_assert_eq(has(CONFINE_NET_CTRL, &x, SYS_bind), x.xdp_mq, "xdp %#x", bits);
-		cr_assert(has(CONFINE_NET_LINK, &x, SYS_bpf), "the link thread attaches the program again");
+		cr_assert(!has(CONFINE_SPAWNER, &x, SYS_socket) && !has(CONFINE_SPAWNER, &x, SYS_bpf),
+			  "a starting worker asks the helper for its socket");
+		cr_assert(!has(CONFINE_VCPU, &x, SYS_socket) && !has(CONFINE_VCPU, &x, SYS_bpf), "xdp %#x", bits);
+		cr_assert(!has(CONFINE_NET_CTRL, &x, SYS_bind), "xdp %#x", bits);
+		cr_assert(has(CONFINE_NET_HELPER, &x, SYS_bpf) && has(CONFINE_NET_HELPER, &x, SYS_socket) &&
+			  has(CONFINE_NET_HELPER, &x, SYS_bind), "the helper makes, binds and maps sockets");
 		cr_assert(!has(CONFINE_MAIN, &x, SYS_socket) && !has(CONFINE_MAIN, &x, SYS_bpf),
 			  "main makes no socket, touches no BPF object (xdp %#x)", bits);
 		cr_assert(!has(CONFINE_SERIAL, &x, SYS_socket));
@@ -488,7 +529,11 @@ Test(seccomp, arguments_are_checked_not_only_the_call, .timeout = 20)
 	st = in_child(&c, CONFINE_VCPU, start_a_thread);
 	cr_assert(KILLED_BY_SIGSYS(st), "a vCPU starting a thread: %s", status_text(st));
 	st = in_child(&c, CONFINE_NET_LINK, tunsetiff);
-	cr_assert(EXITED_WITH(st, 0), "TUNSETIFF in the link thread: %s", status_text(st));
+	cr_assert(KILLED_BY_SIGSYS(st), "TUNSETIFF in the link thread: %s", status_text(st));
+	st = in_child(&c, CONFINE_NET_CTRL, tunsetiff);
+	cr_assert(KILLED_BY_SIGSYS(st), "TUNSETIFF in the control thread: %s", status_text(st));
+	st = in_child(&c, CONFINE_NET_HELPER, tunsetiff);
+	cr_assert(EXITED_WITH(st, 0), "TUNSETIFF in the helper: %s", status_text(st));
 	seccomp_lists_free(&c);
 }
 
@@ -564,47 +609,34 @@ Test(seccomp, a_thread_the_spawner_starts_sets_up_under_its_filter_then_narrows_
 
 /* ---- capabilities ----------------------------------------------------------- */
 
-Test(caps, only_threads_that_reopen_backends_keep_capabilities)
+Test(caps, only_the_helper_keeps_capabilities)
 {
 	struct confine c = { 0 };
 	struct confine_needs tap = tap_uring();
 	caps_plan(&c, &tap);
 	for (unsigned r = 0; r < CONFINE_ROLES; r++)
-		cr_assert_eq(c.keep_caps[r], r == CONFINE_NET_LINK ? 1ull << CAP_NET_ADMIN : 0,
+		cr_assert_eq(c.keep_caps[r], r == CONFINE_NET_HELPER ? 1ull << CAP_NET_ADMIN : 0,
 			     "%s keeps %#llx", confine_role_name(r), (unsigned long long)c.keep_caps[r]);
 	struct confine_needs pkt = needs_of(2 | 4 | 8);
 	caps_plan(&c, &pkt);
-	cr_assert_eq(c.keep_caps[CONFINE_NET_LINK], 1ull << CAP_NET_RAW);
-	cr_assert_eq(c.keep_caps[CONFINE_NET_CTRL], 1ull << CAP_NET_RAW, "VQ_PAIRS_SET reopens sockets");
-	cr_assert_eq(c.keep_caps[CONFINE_SPAWNER], 1ull << CAP_NET_RAW, "it starts the control thread");
-	cr_assert_eq(c.keep_caps[CONFINE_VCPU], 0u);
-	cr_assert_eq(c.keep_caps[CONFINE_NET_WORKER], 0u);
+	cr_assert_eq(c.keep_caps[CONFINE_NET_HELPER], 1ull << CAP_NET_RAW);
+	cr_assert_eq(c.keep_caps[CONFINE_NET_CTRL], 0u, "VQ_PAIRS_SET reopens sockets through the helper");
+	cr_assert_eq(c.keep_caps[CONFINE_SPAWNER], 0u);
 	pkt.packet_recv = true;
 	caps_plan(&c, &pkt);
-	cr_assert_eq(c.keep_caps[CONFINE_NET_LINK], (1ull << CAP_NET_RAW) | (1ull << CAP_NET_ADMIN),
+	cr_assert_eq(c.keep_caps[CONFINE_NET_HELPER], (1ull << CAP_NET_RAW) | (1ull << CAP_NET_ADMIN),
 		     "SO_RCVBUFFORCE for rx=recv");
 }
 
-Test(caps, xdp_threads_keep_what_their_sockets_and_program_need)
+Test(caps, xdp_helper_keeps_what_its_sockets_and_program_need)
 {
 	struct confine c = { 0 };
-	struct confine_needs x = { .net = true, .xdp = true, .uring = true };
+	struct confine_needs x = { .net = true, .xdp = true, .xdp_mq = true, .xdp_zero_copy = true, .uring = true };
 	const uint64_t xsk = (1ull << CAP_NET_RAW) | (1ull << CAP_IPC_LOCK), admin = 1ull << CAP_NET_ADMIN;
 	caps_plan(&c, &x);
-	cr_assert_eq(c.keep_caps[CONFINE_SPAWNER], xsk, "workers make their sockets under the spawner's");
-	cr_assert_eq(c.keep_caps[CONFINE_NET_WORKER], 0u, "copy mode: nothing once running");
-	cr_assert_eq(c.keep_caps[CONFINE_NET_LINK], xsk | admin);
-	cr_assert_eq(c.keep_caps[CONFINE_VCPU], 0u, "one queue: no drain sockets");
-	cr_assert_eq(c.keep_caps[CONFINE_NET_CTRL], 0u);
-	x.xdp_mq = true;
-	caps_plan(&c, &x);
-	cr_assert_eq(c.keep_caps[CONFINE_VCPU], xsk | admin, "drain sockets and RSS at DRIVER_OK and reset");
-	cr_assert_eq(c.keep_caps[CONFINE_NET_CTRL], xsk | admin, "and on VQ_PAIRS_SET");
-	cr_assert_eq(c.keep_caps[CONFINE_SPAWNER], xsk | admin, "it starts the control thread");
-	x.xdp_zero_copy = true;
-	caps_plan(&c, &x);
-	cr_assert_eq(c.keep_caps[CONFINE_NET_WORKER], xsk, "zero copy: a stopping worker probes its queue");
-	cr_assert_eq(c.keep_caps[CONFINE_MAIN], 0u);
+	for (unsigned r = 0; r < CONFINE_ROLES; r++)
+		cr_assert_eq(c.keep_caps[r], r == CONFINE_NET_HELPER ? xsk | admin : 0,
+			     "%s keeps %#llx", confine_role_name(r), (unsigned long long)c.keep_caps[r]);
 }
 
 static uint64_t effective_caps(void)
