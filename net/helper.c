@@ -3,6 +3,7 @@
 #include "net/helper.h"
 
 #include <errno.h>
+#include <liburing.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,12 +11,14 @@
 
 #include "base/confine.h"
 #include "minivmm_abi.h"
+#include "net/worker.h"
 
 enum helper_op {
 	OP_SET_QUEUE_ACTIVE,
 	OP_REOPEN,
 	OP_PRESENT,
 	OP_QUEUE_STEP,
+	OP_MAKE_RING,
 };
 
 struct helper_req {
@@ -23,6 +26,10 @@ struct helper_req {
 	unsigned q;
 	bool active;
 	enum net_queue_step step;
+	unsigned ops;             /* OP_MAKE_RING: its entries */
+	bool no_defer_taskrun;
+	int ring_fd;              /* OP_MAKE_RING's answer */
+	struct io_uring_params params;
 };
 
 struct net_helper {
@@ -40,8 +47,8 @@ struct net_helper {
 };
 
 /* The one place a request becomes a backend op: the operation is one of
- * four, the queue one of the backend's. */
-static int helper_run(struct net_backend *b, const struct helper_req *r, struct vmm_err *err)
+ * five, the queue one of the backend's. */
+static int helper_run(struct net_backend *b, struct helper_req *r, struct vmm_err *err)
 {
 	const struct net_backend_ops *ops = b->ops;
 	switch (r->op) {
@@ -62,6 +69,8 @@ static int helper_run(struct net_backend *b, const struct helper_req *r, struct 
 			return vmm_err_set(err, EOPNOTSUPP, "%s backend: its queues have no privileged step",
 					   ops->kind);
 		return ops->queue_step(b, r->q, r->step, err);
+	case OP_MAKE_RING:
+		return net_uring_make_ring(r->ops, r->no_defer_taskrun, &r->ring_fd, &r->params, err);
 	}
 	return vmm_err_set(err, EINVAL, "%s backend: no such helper request (%d)", ops->kind, (int)r->op);
 }
@@ -82,6 +91,7 @@ static void *helper_main(void *arg)
 			break;
 		struct helper_req r = h->req;
 		struct vmm_err e = { 0 };
+		r.ring_fd = -1;
 		h->pending = false;
 		pthread_mutex_unlock(&h->lock);
 		/* A helper that could not confine itself must not act: the
@@ -90,6 +100,7 @@ static void *helper_main(void *arg)
 				 : helper_run(h->b, &r, &e);
 		pthread_mutex_lock(&h->lock);
 		h->rc = rc;
+		h->req = r;
 		h->err = e;
 		h->answered = true;
 		pthread_cond_broadcast(&h->cond);
@@ -105,7 +116,7 @@ static void *helper_main(void *arg)
 	return NULL;
 }
 
-static int helper_call(struct net_backend *b, const struct helper_req *r, struct vmm_err *err)
+static int helper_call(struct net_backend *b, struct helper_req *r, struct vmm_err *err)
 {
 	struct net_helper *h = b->helper;
 	if (!h)
@@ -124,6 +135,7 @@ static int helper_call(struct net_backend *b, const struct helper_req *r, struct
 			pthread_cond_wait(&h->cond, &h->lock);
 		if (h->answered) {
 			rc = h->rc;
+			*r = h->req;
 			if (err)
 				*err = h->err;
 		} else {
@@ -204,4 +216,15 @@ int net_backend_queue_step(struct net_backend *b, unsigned q, enum net_queue_ste
 			   struct vmm_err *err)
 {
 	return helper_call(b, &(struct helper_req){ .op = OP_QUEUE_STEP, .q = q, .step = step }, err);
+}
+
+int net_backend_make_ring(struct net_backend *b, unsigned ops, bool no_defer_taskrun, int *fd,
+			  struct io_uring_params *p, struct vmm_err *err)
+{
+	struct helper_req r = { .op = OP_MAKE_RING, .ops = ops, .no_defer_taskrun = no_defer_taskrun, .ring_fd = -1 };
+	int rc = helper_call(b, &r, err);
+	*fd = r.ring_fd;
+	if (rc == 0)
+		*p = r.params;
+	return rc;
 }

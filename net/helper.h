@@ -47,5 +47,9 @@ int net_backend_reopen(struct net_backend *b, struct vmm_err *err);
 bool net_backend_present(struct net_backend *b);
 int net_backend_queue_step(struct net_backend *b, unsigned q, enum net_queue_step step,
 			   struct vmm_err *err);
+/* A worker's io_uring, made by the helper (net_uring_make_ring, net/worker.h). */
+struct io_uring_params;
+int net_backend_make_ring(struct net_backend *b, unsigned ops, bool no_defer_taskrun, int *fd,
+			  struct io_uring_params *p, struct vmm_err *err);
 
 #endif

@@ -52,6 +52,9 @@ struct net_worker_config {
 	 * the control or link thread) is confined. NULL: neither (unit tests). */
 	const struct confine *confine;
 	struct spawner *spawner;
+	/* The backend the worker's queues belong to: its helper makes the
+	 * worker's io_uring (net_uring_make_ring). NULL: the worker does. */
+	struct net_backend *backend;
 };
 
 #define NET_WORKER_MAX_QPS 16
@@ -113,13 +116,29 @@ int net_uring_probe(struct vmm_err *err);
 /* "taskrun=defer fixed-files=on ...": what a running io_uring worker got. */
 void net_uring_describe(const struct net_worker *w, char *buf, size_t size);
 
-/* Limit a ring made with IORING_SETUP_R_DISABLED to the operations the
- * engine submits (reads and writes, plain and fixed, polls, timeouts,
- * cancel; the link and fixed-file flags; once enabled, no register call but
- * unregistering its fixed files and buffers) and enable it. seccomp never sees what a ring does, so this is what keeps a
- * worker's ring from opening files or sockets. 0 or -errno. */
+/* Make a worker's ring of `ops` entries (at most NET_URING_MAX_OPS):
+ * disabled (IORING_SETUP_R_DISABLED), with SINGLE_ISSUER + DEFER_TASKRUN
+ * unless no_defer_taskrun or the kernel lacks them (then COOP_TASKRUN, then
+ * none), and limited to the operations the engine submits (reads and
+ * writes, plain and fixed, polls, timeouts, cancel; the link and
+ * fixed-file flags; once enabled, no register call but unregistering its
+ * fixed files and buffers). seccomp never sees what a ring does, so this
+ * is what keeps a worker's ring from opening files or sockets. Run by the
+ * device's helper (net/helper.h); the worker maps the ring
+ * (io_uring_queue_mmap), registers its files and buffers and enables it
+ * (net_uring_enable), becoming its single issuer. *fd: the ring, *p what
+ * io_uring_setup said. 0 or -errno with one line in err. */
 struct io_uring;
-int net_uring_restrict(struct io_uring *ring);
+struct io_uring_params;
+#define NET_URING_MAX_OPS (NET_WORKER_MAX_QPS * 128u + 64u)
+int net_uring_make_ring(unsigned ops, bool no_defer_taskrun, int *fd, struct io_uring_params *p,
+			struct vmm_err *err);
+/* Map a ring made by net_uring_make_ring into *ring, as
+ * io_uring_queue_init_params would have. 0 or -errno (fd stays open). */
+int net_uring_map(int fd, struct io_uring_params *p, struct io_uring *ring);
+/* The restrictions alone, on a disabled ring (net_uring_make_ring). */
+int net_uring_restrict_fd(int ring_fd);
+int net_uring_enable(struct io_uring *ring);
 
 /* Engines: set up, net_worker_confine(), run until stop_fd fires. Return 0,
  * or -errno with w->error set. */

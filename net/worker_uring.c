@@ -41,6 +41,7 @@
 #include <sys/uio.h>
 #include <time.h>
 
+#include "net/helper.h"
 #include "net/worker_poll.h"
 
 #define URING_RX_READS  32     /* reads in flight per queue pair, at most */
@@ -52,6 +53,8 @@
  * an SQE is always there when asked for and the CQ can never overflow. */
 #define URING_OPS_PER_QP (URING_RX_READS + URING_TX_BATCH + 2 + 2 + 1 + 1)
 #define URING_OPS_LOOP   2     /* the stop poll and the final cancel */
+_Static_assert(NET_WORKER_MAX_QPS * URING_OPS_PER_QP + URING_OPS_LOOP <= NET_URING_MAX_OPS,
+	       "the helper would refuse a worker's ring");
 
 /* Linux 6.15's vectored fixed-buffer ops; liburing 2.3 predates them. */
 #ifndef IORING_OP_READV_FIXED
@@ -654,29 +657,77 @@ static void uring_spin(struct uring_loop *l)
 
 /* A ring with SINGLE_ISSUER + DEFER_TASKRUN (Linux 6.1), else COOP_TASKRUN
  * (5.19), else plain; every op the loop can have in flight fits it. It is
- * made disabled: its resources are registered, then it is restricted to the
- * engine's operations and enabled (net_uring_restrict). */
+ * made disabled and restricted to the engine's operations by the device's
+ * helper (net_uring_make_ring, net/helper.h: no worker, nor the spawner
+ * that starts it, may call io_uring_setup); the worker maps it, registers
+ * its resources and enables it, which makes it the ring's single issuer. */
 static int uring_init_ring(struct uring_loop *l, unsigned ops)
 {
-	static const struct { unsigned flags; const char *name; } tries[] = {
-		{ IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN, "defer" },
-		{ IORING_SETUP_COOP_TASKRUN, "coop" },
-		{ 0, "plain" },
+	struct net_worker *w = l->w;
+	struct io_uring_params p;
+	int fd = -1;
+	struct vmm_err err = { 0 };
+	int rc = w->cfg.backend ? net_backend_make_ring(w->cfg.backend, ops, w->cfg.uring.no_defer_taskrun, &fd, &p, &err)
+				: net_uring_make_ring(ops, w->cfg.uring.no_defer_taskrun, &fd, &p, &err);
+	if (rc < 0) {
+		snprintf(w->error, sizeof(w->error), "%s", err.msg);
+		return rc;
+	}
+	rc = net_uring_map(fd, &p, &l->ring);
+	if (rc < 0) {
+		close(fd);
+		snprintf(w->error, sizeof(w->error), "io_uring mmap: %s", strerror(-rc));
+		return rc;
+	}
+	l->feat.taskrun = p.flags & IORING_SETUP_DEFER_TASKRUN ? "defer" :
+			  p.flags & IORING_SETUP_COOP_TASKRUN ? "coop" : "plain";
+	l->feat.multishot_poll = p.features & IORING_FEAT_FAST_POLL;   /* 5.13+ has both */
+	return 0;
+}
+
+int net_uring_map(int fd, struct io_uring_params *p, struct io_uring *ring)
+{
+	int rc = io_uring_queue_mmap(fd, p, ring);
+	if (rc < 0)
+		return rc;
+	/* What io_uring_queue_init_params does after mapping a ring it made
+	 * (liburing 2.3): SQ slots map straight to SQEs; the features. */
+	for (unsigned i = 0; i < ring->sq.ring_entries; i++)
+		ring->sq.array[i] = i;
+	ring->features = p->features;
+	return 0;
+}
+
+int net_uring_make_ring(unsigned ops, bool no_defer_taskrun, int *fd, struct io_uring_params *out,
+			struct vmm_err *err)
+{
+	static const unsigned tries[] = {
+		IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+		IORING_SETUP_COOP_TASKRUN,
+		0,
 	};
+	*fd = -1;
+	if (ops == 0 || ops > NET_URING_MAX_OPS)
+		return vmm_err_set(err, EINVAL, "io_uring: %u entries asked for (at most %u)", ops, NET_URING_MAX_OPS);
 	int rc = -EINVAL;
-	for (size_t t = l->w->cfg.uring.no_defer_taskrun ? 1 : 0; t < sizeof(tries) / sizeof(tries[0]); t++) {
-		struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE | IORING_SETUP_R_DISABLED | tries[t].flags,
+	for (size_t t = no_defer_taskrun ? 1 : 0; t < sizeof(tries) / sizeof(tries[0]); t++) {
+		struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE | IORING_SETUP_R_DISABLED | tries[t],
 					     .cq_entries = ops };
-		rc = io_uring_queue_init_params(ops, &l->ring, &p);
-		if (rc == 0) {
-			l->feat.taskrun = tries[t].name;
-			l->feat.multishot_poll = p.features & IORING_FEAT_FAST_POLL;   /* 5.13+ has both */
+		rc = io_uring_setup(ops, &p);
+		if (rc >= 0) {
+			int r = net_uring_restrict_fd(rc);
+			if (r < 0) {
+				close(rc);
+				return vmm_err_sys(err, -r, "io_uring restrictions");
+			}
+			*fd = rc;
+			*out = p;
 			return 0;
 		}
 		if (rc != -EINVAL)
 			break;
 	}
-	return rc;
+	return vmm_err_sys(err, -rc, "io_uring_setup");
 }
 
 static void uring_probe_ops(struct uring_loop *l)
@@ -742,7 +793,9 @@ static void uring_register_buffers(struct uring_loop *l)
 
 /* What the engine submits, and nothing else: seccomp sees io_uring_enter
  * but not the operations it carries, so the ring itself is restricted
- * (IORING_REGISTER_RESTRICTIONS, before it is enabled). Without this a worker
+ * (IORING_REGISTER_RESTRICTIONS, before it is enabled; they bind from
+ * IORING_REGISTER_ENABLE_RINGS on, so the worker can still register its
+ * files and buffers in between). Without this a worker
  * could openat, connect or sendmsg through its ring whatever its filter
  * says. (The vectored fixed-buffer ops are not used: prep_rw takes the
  * single-segment ones, which every kernel with fixed buffers has.) */
@@ -754,7 +807,7 @@ static const uint8_t uring_allowed_ops[] = {
 
 static const uint8_t uring_allowed_register_ops[] = { IORING_UNREGISTER_FILES, IORING_UNREGISTER_BUFFERS };
 
-int net_uring_restrict(struct io_uring *ring)
+int net_uring_restrict_fd(int ring_fd)
 {
 	struct io_uring_restriction res[sizeof(uring_allowed_ops) + 1 + sizeof(uring_allowed_register_ops)];
 	memset(res, 0, sizeof(res));
@@ -774,9 +827,11 @@ int net_uring_restrict(struct io_uring *ring)
 		res[n].opcode = IORING_RESTRICTION_REGISTER_OP;
 		res[n++].register_op = uring_allowed_register_ops[k];
 	}
-	int rc = io_uring_register((unsigned)ring->ring_fd, IORING_REGISTER_RESTRICTIONS, res, n);
-	if (rc < 0)
-		return rc;
+	return io_uring_register((unsigned)ring_fd, IORING_REGISTER_RESTRICTIONS, res, n);
+}
+
+int net_uring_enable(struct io_uring *ring)
+{
 	return io_uring_register((unsigned)ring->ring_fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0);
 }
 
@@ -805,10 +860,8 @@ static int uring_setup(struct uring_loop *l, struct net_worker *w)
 	l->w = w;
 	unsigned ops = w->nr_qps * URING_OPS_PER_QP + URING_OPS_LOOP;
 	int rc = uring_init_ring(l, ops);
-	if (rc < 0) {
-		snprintf(w->error, sizeof(w->error), "io_uring_queue_init: %s", strerror(-rc));
+	if (rc < 0)
 		return rc;
-	}
 	uring_probe_ops(l);
 	/* Non-blocking for the readv fallback (io_uring's own reads use
 	 * RWF_NOWAIT, which does not depend on it), and set BEFORE the fds are
@@ -823,9 +876,9 @@ static int uring_setup(struct uring_loop *l, struct net_worker *w)
 	}
 	uring_register_files(l);
 	uring_register_buffers(l);
-	rc = net_uring_restrict(&l->ring);
+	rc = net_uring_enable(&l->ring);
 	if (rc < 0) {
-		snprintf(w->error, sizeof(w->error), "io_uring restrictions: %s", strerror(-rc));
+		snprintf(w->error, sizeof(w->error), "io_uring enable: %s", strerror(-rc));
 		uring_unregister(l);
 		io_uring_queue_exit(&l->ring);
 		return rc;

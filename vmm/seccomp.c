@@ -271,13 +271,10 @@ static const struct seccomp_rule rules[] = {
 	{ SYS(capset), .roles = RL_SPAWNER, .when = W_DROP_CAPS, .why = "a new thread drops capabilities" },
 	{ SYS(prctl), .roles = RL_SPAWNER, .when = W_DROP_CAPS, ARGS(ONE_OF(0, "option", PR_CAP_AMBIENT)),
 	  .why = "a new thread clears its ambient capabilities" },
-	{ SYS(io_uring_setup), .roles = RL_SPAWNER, .when = W_URING,
-	  .why = "a worker makes its ring (created disabled, restricted, then enabled)" },
 	{ SYS(io_uring_register), .roles = RL_SPAWNER, .when = W_URING,
 	  ARGS(ONE_OF(1, "opcode", IORING_REGISTER_PROBE, IORING_REGISTER_FILES, IORING_REGISTER_BUFFERS,
-		      IORING_REGISTER_RESTRICTIONS, IORING_REGISTER_ENABLE_RINGS, IORING_UNREGISTER_FILES,
-		      IORING_UNREGISTER_BUFFERS)),
-	  .why = "probe the ops, register fixed files and buffers, limit the ring to the engine's operations, enable it; unregister them as it stops" },
+		      IORING_REGISTER_ENABLE_RINGS, IORING_UNREGISTER_FILES, IORING_UNREGISTER_BUFFERS)),
+	  .why = "a worker probes the ops of the ring the helper made it (disabled, restricted), registers its fixed files and buffers, enables it; unregisters them as it stops" },
 	{ SYS(epoll_create1), .roles = RL_SPAWNER, .when = W_EPOLL, .why = "a worker makes its epoll set" },
 	{ SYS(fcntl), .roles = RL_SPAWNER, .when = W_NET, ARGS(ONE_OF(1, "command", F_GETFL, F_SETFL)),
 	  .why = "a worker makes its backend fd non-blocking" },
@@ -317,6 +314,11 @@ static const struct seccomp_rule rules[] = {
 	 * that may not: VQ_PAIRS_SET, DRIVER_OK and reset steering queues
 	 * (vCPU, control), an xdp worker's queue socket as it starts and the
 	 * zero-copy probe as it stops, an interface that came back (link) ---- */
+	{ SYS(io_uring_setup), .roles = RL_HELPER, .when = W_URING,
+	  .why = "a worker's ring, made disabled (IORING_SETUP_R_DISABLED) so that nothing runs on it before it is restricted" },
+	{ SYS(io_uring_register), .roles = RL_HELPER, .when = W_URING,
+	  ARGS(ONE_OF(1, "opcode", IORING_REGISTER_RESTRICTIONS)),
+	  .why = "limit it to the engine's operations before the worker gets it (the worker cannot loosen them: they are registered once)" },
 	{ SYS(access), .roles = RL_HELPER, .when = W_TAP, .why = "is /sys/class/net/<tap> there?" },
 	{ SYS(openat), .roles = RL_HELPER, .when = W_TAP, ARGS(CLEAR(2, "flags", O_CREAT | O_TRUNC)),
 	  .why = "/dev/net/tun to attach to the tap again, and the tap's sysfs flags and queues (nothing created)" },

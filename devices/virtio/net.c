@@ -274,6 +274,7 @@ static struct net_worker_config vnet_worker_config(const struct virtio_net *n, u
 		.unpinned = n->unpinned,
 		.confine = n->ev->confine,
 		.spawner = n->ev->spawner,
+		.backend = n->backend,
 	};
 }
 

@@ -180,7 +180,7 @@ Test(seccomp, guest_facing_threads_cannot_spawn_open_or_exec)
 Test(seccomp, only_the_helper_makes_sockets_or_keeps_capabilities)
 {
 	const int privileged[] = { SYS_socket, SYS_bind, SYS_bpf, SYS_setsockopt, SYS_access,
-				   SYS_getdents64, SYS_connect };
+				   SYS_getdents64, SYS_connect, SYS_io_uring_setup };
 	const enum confine_role others[] = { CONFINE_VCPU, CONFINE_NET_WORKER, CONFINE_NET_CTRL,
 					     CONFINE_NET_LINK, CONFINE_SPAWNER, CONFINE_SERIAL, CONFINE_SIGNALS };
 	for (unsigned bits = 0; bits < 64 * 8; bits++) {
@@ -204,8 +204,8 @@ Test(seccomp, only_the_helper_makes_sockets_or_keeps_capabilities)
 		cr_assert_eq(c.keep_caps[CONFINE_NET_HELPER] != 0, backend, "needs %#x", bits);
 		cr_assert_eq(has(CONFINE_NET_HELPER, &n, SYS_socket), n.packet || n.xdp, "needs %#x", bits);
 		cr_assert_eq(has(CONFINE_NET_HELPER, &n, SYS_bpf), n.xdp, "needs %#x", bits);
-		cr_assert(!has(CONFINE_NET_HELPER, &n, SYS_clone) && !has(CONFINE_NET_HELPER, &n, SYS_io_uring_setup) &&
-			  !has(CONFINE_NET_HELPER, &n, SYS_execve), "needs %#x", bits);
+		cr_assert_eq(has(CONFINE_NET_HELPER, &n, SYS_io_uring_setup), n.uring, "rings for the workers (needs %#x)", bits);
+		cr_assert(!has(CONFINE_NET_HELPER, &n, SYS_clone) && !has(CONFINE_NET_HELPER, &n, SYS_execve), "needs %#x", bits);
 	}
 }
 
@@ -223,7 +223,8 @@ Test(seccomp, lists_follow_the_configuration)
 	cr_assert(!has(CONFINE_NET_HELPER, &pkt, SYS_openat));
 	cr_assert(!has(CONFINE_NET_LINK, &tap, SYS_openat), "the link thread asks the helper");
 	cr_assert(!has(CONFINE_SPAWNER, &tap, SYS_capset), "capset only with --drop-caps");
-	cr_assert(has(CONFINE_SPAWNER, &tap, SYS_io_uring_setup));
+	cr_assert(!has(CONFINE_SPAWNER, &tap, SYS_io_uring_setup), "the helper makes the workers' rings");
+	cr_assert(has(CONFINE_NET_HELPER, &tap, SYS_io_uring_setup));
 }
 
 /* Undoing ip=/bridge= at teardown: main, and only main, gains the
@@ -549,27 +550,29 @@ Test(seccomp, log_mode_lets_a_forbidden_call_through, .timeout = 10)
 /* ---- stacking: the spawner and the threads it starts -------------------------- */
 
 static struct confine stack_confine;
+static int helper_ring = -1;   /* made disabled and restricted, as the device's helper does */
+enum spawned { SPAWN_OK, SPAWN_THEN_FORBIDDEN, SPAWN_MAKING_A_RING };
 
 static void *worker_like_thread(void *arg)
 {
 	/* What a uring worker does before it confines itself, under the
-	 * spawner's filter: name itself, make a restricted ring. */
+	 * spawner's filter: name itself, enable the ring the helper made it. */
 	pthread_setname_np(pthread_self(), "net9-q0");
-	struct io_uring_params p;
-	memset(&p, 0, sizeof(p));
-	p.flags = IORING_SETUP_R_DISABLED;
-	int ring = (int)syscall(SYS_io_uring_setup, 4, &p);
-	if (ring < 0)
-		return (void *)1;
-	struct io_uring_restriction res = { .opcode = IORING_RESTRICTION_SQE_OP, .sqe_op = IORING_OP_READ };
-	if (syscall(SYS_io_uring_register, ring, IORING_REGISTER_RESTRICTIONS, &res, 1) < 0 ||
-	    syscall(SYS_io_uring_register, ring, IORING_REGISTER_ENABLE_RINGS, NULL, 0) < 0)
+	if ((intptr_t)arg == SPAWN_MAKING_A_RING) {
+		/* Not on the spawner's list: rings are the helper's to make. */
+		struct io_uring_params p;
+		memset(&p, 0, sizeof(p));
+		syscall(SYS_io_uring_setup, 4, &p);
+		return (void *)5;
+	}
+	int ring = helper_ring;
+	if (syscall(SYS_io_uring_register, ring, IORING_REGISTER_ENABLE_RINGS, NULL, 0) < 0)
 		return (void *)2;
 	struct vmm_err err = { 0 };
 	if (confine_enter(&stack_confine, CONFINE_NET_WORKER, &err) < 0)
 		return (void *)3;
 	close(ring);
-	if (arg) {
+	if ((intptr_t)arg == SPAWN_THEN_FORBIDDEN) {
 		/* Allowed by the spawner's list, not by a worker's: the two
 		 * filters stack, so this kills the process. */
 		fcntl(0, F_GETFL);
@@ -578,14 +581,21 @@ static void *worker_like_thread(void *arg)
 	return NULL;
 }
 
-static void spawn_a_worker(bool then_forbidden)
+static void spawn_a_worker(enum spawned what)
 {
+	struct io_uring_params p;
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_R_DISABLED;
+	helper_ring = (int)syscall(SYS_io_uring_setup, 4, &p);
+	struct io_uring_restriction res = { .opcode = IORING_RESTRICTION_SQE_OP, .sqe_op = IORING_OP_READ };
+	if (helper_ring < 0 || syscall(SYS_io_uring_register, helper_ring, IORING_REGISTER_RESTRICTIONS, &res, 1) < 0)
+		child_exit(102);
 	struct spawner *s;
 	struct vmm_err err = { 0 };
 	if (spawner_start(&s, &stack_confine, &err) < 0)
 		child_exit(100);
 	pthread_t t;
-	if (spawner_create_thread(s, &t, NULL, worker_like_thread, then_forbidden ? (void *)1 : NULL) != 0)
+	if (spawner_create_thread(s, &t, NULL, worker_like_thread, (void *)(intptr_t)what) != 0)
 		child_exit(101);
 	void *ret;
 	pthread_join(t, &ret);
@@ -593,8 +603,9 @@ static void spawn_a_worker(bool then_forbidden)
 	child_exit((int)(intptr_t)ret);
 }
 
-static void spawn_a_worker_ok(void) { spawn_a_worker(false); }
-static void spawn_a_worker_then_forbidden(void) { spawn_a_worker(true); }
+static void spawn_a_worker_ok(void) { spawn_a_worker(SPAWN_OK); }
+static void spawn_a_worker_then_forbidden(void) { spawn_a_worker(SPAWN_THEN_FORBIDDEN); }
+static void spawn_a_worker_making_a_ring(void) { spawn_a_worker(SPAWN_MAKING_A_RING); }
 
 Test(seccomp, a_thread_the_spawner_starts_sets_up_under_its_filter_then_narrows_it, .timeout = 10)
 {
@@ -604,6 +615,8 @@ Test(seccomp, a_thread_the_spawner_starts_sets_up_under_its_filter_then_narrows_
 	cr_assert(EXITED_WITH(st, 0), "worker set-up under the spawner's filter: %s", status_text(st));
 	st = in_child(NULL, -1, spawn_a_worker_then_forbidden);
 	cr_assert(KILLED_BY_SIGSYS(st), "a spawner-only call in a confined worker: %s", status_text(st));
+	st = in_child(NULL, -1, spawn_a_worker_making_a_ring);
+	cr_assert(KILLED_BY_SIGSYS(st), "io_uring_setup under the spawner's filter: %s", status_text(st));
 	seccomp_lists_free(&stack_confine);
 }
 

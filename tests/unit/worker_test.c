@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "net/helper.h"
 #include "net/worker.h"
 #include "vmm/seccomp.h"
 
@@ -96,6 +97,10 @@ struct wenv {
 	uint8_t frame[HDR + 64];
 	int fails;
 	char fail_why[256];
+	/* Confined runs: the backend whose helper makes the workers' rings,
+	 * as a device's does (net/helper.h), confined with the same lists. */
+	struct net_backend backend;
+	struct machine machine;
 };
 
 static void we_signal(void *o) { (void)o; }
@@ -145,6 +150,7 @@ static struct wenv *wenv_new(unsigned nr_qps, unsigned frames, int (*backend_fd)
 
 static void wenv_free(struct wenv *e)
 {
+	net_helper_stop(&e->backend);
 	for (unsigned i = 0; i < e->nr_qps; i++) {
 		dp_queue_free(e->qp[i].dp);
 		close(e->qp[i].rx.kick_fd);
@@ -161,6 +167,16 @@ static struct net_worker *wenv_start_with(struct wenv *e, enum net_engine engine
 {
 	struct net_worker_config cfg = { .engine = engine, .uring = *uring, .cpu = -1, .confine = confine,
 					 .spawner = s };
+	if (confine) {
+		static const struct net_backend_ops ops = { .kind = "test" };
+		e->backend.ops = &ops;
+		e->backend.nr_queues = e->nr_qps;
+		e->machine = (struct machine){ .confine = confine };
+		struct vmm_err herr = { 0 };
+		if (!e->backend.helper)
+			cr_assert_eq(net_helper_start(&e->backend, &e->machine, 0, NULL, &herr), 0, "%s", herr.msg);
+		cfg.backend = &e->backend;
+	}
 	CPU_ZERO(&cfg.unpinned);
 	for (int c = 0; c < 2; c++)
 		CPU_SET(c, &cfg.unpinned);
@@ -393,9 +409,15 @@ Test(worker, a_stopped_worker_leaves_its_backend_fds_to_their_owner, .timeout = 
 Test(worker, uring_ring_refuses_operations_the_engine_does_not_use)
 {
 	struct io_uring ring;
-	struct io_uring_params p = { .flags = IORING_SETUP_R_DISABLED };
-	cr_assert_eq(io_uring_queue_init_params(8, &ring, &p), 0);
-	cr_assert_eq(net_uring_restrict(&ring), 0);
+	struct io_uring_params p;
+	int fd;
+	struct vmm_err err = { 0 };
+	cr_assert_eq(net_uring_make_ring(8, false, &fd, &p, &err), 0, "%s", err.msg);
+	cr_assert(p.flags & IORING_SETUP_R_DISABLED);
+	cr_assert_eq(net_uring_map(fd, &p, &ring), 0);
+	cr_assert_eq(io_uring_register((unsigned)fd, IORING_REGISTER_RESTRICTIONS, NULL, 0), -EBUSY,
+		     "restricted once, by the helper: a worker cannot loosen it");
+	cr_assert_eq(net_uring_enable(&ring), 0);
 	int efd = eventfd(1, EFD_CLOEXEC);
 	uint64_t v;
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
