@@ -33,6 +33,15 @@ for v in "${forward[@]}"; do
 done
 cmd+=" $(printf '%q ' "$@")"
 echo "# no /dev/kvm on this host: running under emulated KVM (QEMU TCG with nested SVM, tests/linux/emulated-kvm.sh): function only, never speed"
+# The benchmark's tables and plots are written in the emulated guest's
+# overlay: bring them back (BENCH_OUT, if inside the project, else bench/out).
+case " $* " in
+*" bench/run.sh "*)
+	keep=${BENCH_OUT:-bench/out}
+	case "$keep" in "$PWD"/*) keep=${keep#"$PWD"/} ;; esac
+	case "$keep" in /*) echo "# BENCH_OUT is outside the project: its files stay in the emulated guest" ;;
+	*) export EMULATED_KVM_KEEP="${EMULATED_KVM_KEEP:-} $keep" ;; esac ;;
+esac
 export EMULATED_KVM_LIMIT=${EMULATED_KVM_LIMIT:-1800}
 case " $* " in
 *" tests/integration/run.sh "*) ;;

@@ -19,6 +19,10 @@
 # download and unpacked (not installed) into
 # ${MINIVMM_CACHE:-/var/cache/minivmm}/emulated-kvm. Needs root.
 # EMULATED_KVM_LIMIT: seconds before the guest is stopped (default 3600).
+# EMULATED_KVM_KEEP: paths inside the project (relative to it, space
+# separated) that the command writes and that must outlive the guest (its
+# writes go to a tmpfs overlay): copied back here once it has stopped, e.g.
+# bench/out (tests/with-kvm.sh sets it for bench/run.sh).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${MINIVMM_CACHE:-/var/cache/minivmm}/emulated-kvm
@@ -57,7 +61,20 @@ done | awk '$1 == "insmod" { print $2 }' | awk '!seen[$0]++' | while read -r f; 
 	case "$f" in *.xz) xz -dc "$f" > "$stage/mods/$n" ;; *) cp "$f" "$stage/mods/$n" ;; esac
 	echo "$n" >> "$stage/mods/order"
 done
-printf '%s\n' "cd '$repo' && { $1; }" > "$out/job.sh"
+keep=
+for p in ${EMULATED_KVM_KEEP:-}; do
+	case "$p" in /* | *..*) die "EMULATED_KVM_KEEP: '$p' is not a path inside the project" ;; esac
+	keep+=" $(printf '%q' "$p")"
+done
+cat > "$out/job.sh" <<EOF
+cd '$repo' && { $1; }
+rc=\$?
+for p in$keep; do
+	[ -e "\$p" ] || continue
+	mkdir -p "/tmp/emulated-kvm-out/keep/\$(dirname "\$p")" && cp -a "\$p" "/tmp/emulated-kvm-out/keep/\$p"
+done
+exit \$rc
+EOF
 cat > "$stage/init" <<EOF
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -90,6 +107,10 @@ timeout -k 5 "${EMULATED_KVM_LIMIT:-3600}" "$qemu" -L "$share/qemu" -L "$share/s
 	-virtfs local,path=/,mount_tag=host,security_model=none,readonly=on \
 	-virtfs local,path="$out",mount_tag=out,security_model=none 2>"$work/qemu.err" || true
 cat "$out/log" 2>/dev/null || true
+# What EMULATED_KVM_KEEP names, back where the command wrote it.
+if [ -d "$out/keep" ]; then
+	cp -a "$out/keep/." "$repo/" || echo "emulated-kvm: cannot copy back ${EMULATED_KVM_KEEP:-}" >&2
+fi
 if [ ! -f "$out/status" ]; then
 	tail -n 5 "$work/qemu.err" >&2
 	# The emulated kernel's last words: the first lines of a panic or oops, then the end.
