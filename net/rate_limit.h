@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A device's rate limiter for one direction: two token buckets, one of
+ * bytes and one of frames (operations), as Firecracker's and Cloud
+ * Hypervisor's are configured: each has a size (what it holds when full),
+ * a one-time burst (extra tokens at the start, never refilled) and a refill
+ * time (from empty to full). A bucket with size 0 or refill time 0 limits
+ * nothing.
+ *
+ * A queue asks rate_limit_wait() before it takes a frame: 0 means go, else
+ * how long until the limiter lets it (it stops servicing the queue and
+ * comes back then: the guest sees back-pressure, nothing is dropped). What
+ * went through is charged afterwards with rate_limit_charge(). A frame
+ * never waits for more tokens than the bucket has left: while there are any
+ * at all it goes, and what it takes beyond them is owed, paid back by the
+ * refill before the next one goes. So a bucket smaller than one frame, or
+ * one refilled in under a millisecond, slows a queue to its rate and never
+ * stops it, and over any long time the rate is the configured one.
+ *
+ * Every queue pair of a device shares its limiter (a lock; the queues ask
+ * once per batch, not per frame). The time is given by the caller
+ * (CLOCK_MONOTONIC ns), so the arithmetic is tested without sleeping. */
+#ifndef MINIVMM_NET_RATE_LIMIT_H
+#define MINIVMM_NET_RATE_LIMIT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct token_bucket_config {
+	uint64_t size;             /* tokens when full; 0: no limit */
+	uint64_t one_time_burst;   /* extra tokens at the start, not refilled */
+	uint64_t refill_time_ms;   /* from empty to full; 0: no limit */
+};
+
+struct rate_limit_config {
+	struct token_bucket_config bytes, ops;
+};
+
+struct token_bucket {
+	struct token_bucket_config cfg;
+	int64_t tokens;            /* below 0: owed by a frame larger than what was left */
+	uint64_t burst;            /* what is left of the one-time burst */
+	uint64_t last_ns;          /* refilled up to here */
+	uint64_t rem;              /* refill remainder, in token * ns units */
+};
+
+struct rate_limit_stats {
+	uint64_t throttled;        /* times a queue found it empty and had to wait */
+	uint64_t throttled_ns;     /* time some queue of the device waited */
+};
+
+struct rate_limit {
+	pthread_mutex_t lock;
+	struct token_bucket bytes, ops;
+	bool waiting;              /* a queue is waiting (for throttled_ns) */
+	uint64_t wait_since_ns;
+	struct rate_limit_stats stats;
+};
+
+/* A limiter as configured, full (and with its one-time bursts), at now_ns. */
+void rate_limit_init(struct rate_limit *rl, const struct rate_limit_config *cfg, uint64_t now_ns);
+void rate_limit_destroy(struct rate_limit *rl);
+
+/* Change the configuration live: each bucket starts full again with the
+ * new size and burst (as Firecracker's PATCH does). */
+void rate_limit_set(struct rate_limit *rl, const struct rate_limit_config *cfg, uint64_t now_ns);
+void rate_limit_get(struct rate_limit *rl, struct rate_limit_config *cfg);
+
+/* Does it limit anything? */
+bool rate_limit_active(const struct rate_limit_config *cfg);
+
+/* 0: the queue may take frames now; else the ns until it may (at least 1). */
+uint64_t rate_limit_wait(struct rate_limit *rl, uint64_t now_ns);
+
+/* Frames and bytes that went through. */
+void rate_limit_charge(struct rate_limit *rl, uint64_t bytes, uint64_t ops, uint64_t now_ns);
+
+void rate_limit_stats(struct rate_limit *rl, uint64_t now_ns, struct rate_limit_stats *out);
+
+/* The pure bucket (for the tests): refill it up to now_ns, then 0 if it has
+ * tokens, else the ns until it has one. */
+uint64_t token_bucket_wait(struct token_bucket *b, uint64_t now_ns);
+void token_bucket_take(struct token_bucket *b, uint64_t n);
+
+#endif
