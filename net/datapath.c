@@ -4,6 +4,7 @@
 #include "base/iov.h"
 #include "net/csum.h"
 #include "net/gso.h"
+#include "net/rate_limit.h"
 
 #include <errno.h>
 #include <linux/virtio_net.h>
@@ -65,7 +66,7 @@ static void dp_fail(struct dp_queue *q, void *ring)
 
 #define DP_LOG_INTERVAL_NS 1000000000ull
 
-static uint64_t dp_now_ns(void)
+uint64_t dp_now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -275,6 +276,15 @@ ready:
 
 int dp_rx_prepare(struct dp_queue *q, struct dp_read *r)
 {
+	if (q->qp->rx_limit && !q->broken) {
+		uint64_t w = rate_limit_wait(q->qp->rx_limit, dp_now_ns());
+		if (w) {
+			q->rx_throttle_wait = w;
+			r->nr_chains = 0;
+			r->nr_iov = 0;
+			return 0;
+		}
+	}
 	/* Without MRG_RXBUF one chain holds a whole frame; with it, gather
 	 * chains until a largest-possible frame fits. */
 	uint32_t want = q->qp->mrg_rxbuf ? q->qp->rx_frame_max : 1;
@@ -404,6 +414,20 @@ static bool dp_rx_fit_offloads(struct dp_queue *q, struct dp_read *r, uint32_t n
 	return true;
 }
 
+uint64_t dp_tx_take_throttle(struct dp_queue *q)
+{
+	uint64_t w = q->tx_throttle_wait;
+	q->tx_throttle_wait = 0;
+	return w;
+}
+
+uint64_t dp_rx_take_throttle(struct dp_queue *q)
+{
+	uint64_t w = q->rx_throttle_wait;
+	q->rx_throttle_wait = 0;
+	return w;
+}
+
 static void dp_rx_push_frame(struct dp_queue *q, struct dp_read *r, uint32_t n)
 {
 	uint32_t left = n;
@@ -424,6 +448,8 @@ static void dp_rx_push_frame(struct dp_queue *q, struct dp_read *r, uint32_t n)
 	q->rx_dirty = true;
 	NET_STAT_ADD(q->qp, rx_frames, 1);
 	NET_STAT_ADD(q->qp, rx_bytes, n - q->qp->vnet_hdr_len);
+	if (q->qp->rx_limit)
+		rate_limit_charge(q->qp->rx_limit, n - q->qp->vnet_hdr_len, 1, dp_now_ns());
 }
 
 void dp_rx_complete(struct dp_queue *q, struct dp_read *r, ssize_t n)
@@ -565,6 +591,13 @@ int dp_tx_pop(struct dp_queue *q, struct guest_chain *c)
 {
 	if (q->broken)
 		return -1;
+	if (q->qp->tx_limit) {
+		uint64_t w = rate_limit_wait(q->qp->tx_limit, dp_now_ns());
+		if (w) {
+			q->tx_throttle_wait = w;
+			return 0;
+		}
+	}
 	for (;;) {
 		int rc = q->ops->pop(q->qp->tx.ring, c);
 		if (rc < 0) {
@@ -586,6 +619,8 @@ int dp_tx_pop(struct dp_queue *q, struct guest_chain *c)
 				q->tx_waiting_kick = false;
 				q->ops->disable_kicks(q->qp->tx.ring);
 			}
+			if (q->qp->tx_limit)
+				rate_limit_charge(q->qp->tx_limit, c->readable_len - q->qp->vnet_hdr_len, 1, dp_now_ns());
 			return 1;
 		}
 		/* Drained: ask for a kick, then look once more (the guest may

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "net/queue_pair.h"
@@ -45,6 +46,9 @@ struct dp_queue {
 	bool rx_waiting_kick;                    /* RX stopped until the guest adds buffers */
 
 	bool tx_waiting_kick;
+	/* ns the rate limiter asked the last dp_tx_pop / dp_rx_prepare to
+	 * wait (it returned 0 for that), until the engine takes it. */
+	uint64_t tx_throttle_wait, rx_throttle_wait;
 	bool rx_dirty, tx_dirty;                 /* used entries pushed, not yet published */
 	bool broken;
 	/* The backend fd failed for good (the interface is gone): no I/O on it
@@ -65,7 +69,8 @@ void dp_queue_free(struct dp_queue *q);
 
 /* Fill *r with guest RX buffers for one read. Returns 1 when ready, 0 when
  * the guest has no buffers (RX kicks are then enabled: resume on the RX
- * kick) or waiting for more is better, -1 if the ring is broken. */
+ * kick) or waiting for more is better or the rate limiter holds RX back
+ * (dp_rx_take_throttle), -1 if the ring is broken. */
 int dp_rx_prepare(struct dp_queue *q, struct dp_read *r);
 
 /* A read finished with `n` bytes (or -errno): turn it into used buffers,
@@ -89,7 +94,8 @@ int dp_rx_deliver(struct dp_queue *q, const uint8_t *frame, uint32_t len);
  * done (returned 1). */
 int dp_rx_deliver_frame(struct dp_queue *q, const uint8_t *frame, uint32_t len, unsigned *segs_done);
 
-/* Next TX chain: 1, 0 when the ring is empty (TX kicks enabled), -1 broken. */
+/* Next TX chain: 1, 0 when the ring is empty (TX kicks enabled) or the rate
+ * limiter holds TX back (dp_tx_take_throttle), -1 broken. */
 int dp_tx_pop(struct dp_queue *q, struct guest_chain *c);
 
 /* A TX chain was written (n bytes or -errno): return it to the guest.
@@ -124,6 +130,18 @@ static inline unsigned dp_tx_full_backoff(unsigned prev_us)
 /* The same for a backend that kept only the chain's head and readable
  * length (AF_XDP: until the kernel's completion came back). */
 void dp_tx_done(struct dp_queue *q, uint16_t head, uint32_t readable_len, ssize_t n);
+
+/* Rate limiting (net/rate_limit.h, the pair's rx_limit and tx_limit).
+ * dp_tx_pop and dp_rx_prepare ask the limiter before each frame or read;
+ * when it says wait they return 0 without touching the guest's ring (no
+ * kick is asked for), and the wait is kept for the engine, which takes it
+ * here (0: none) and comes back after it (a timer): meanwhile it takes no
+ * TX chain and posts no RX buffer, so the guest's frames stay in its ring
+ * and the backend's in the backend. What goes through is charged as it
+ * goes (popped TX frames, pushed RX frames). */
+uint64_t dp_tx_take_throttle(struct dp_queue *q);
+uint64_t dp_rx_take_throttle(struct dp_queue *q);
+uint64_t dp_now_ns(void);
 
 /* Called when a kick arrived on the RX / TX eventfd. */
 void dp_rx_kicked(struct dp_queue *q);

@@ -84,6 +84,8 @@ enum {
 	NET_RX_GSO  = NET_RX_TSO4 | NET_RX_TSO6,
 };
 
+struct rate_limit;
+
 struct net_queue_pair {
 	unsigned index;
 	struct net_ring rx, tx;
@@ -96,6 +98,9 @@ struct net_queue_pair {
 	struct dp_queue *dp;       /* data-path state, kept across worker restarts */
 	uint16_t rx_ring_size;     /* chains the guest can post at most */
 	bool active;               /* carries traffic (VQ_PAIRS_SET); atomic */
+	/* The device's rate limiters (net/rate_limit.h), shared by its pairs;
+	 * NULL: that direction is not limited. Set before workers start. */
+	struct rate_limit *rx_limit, *tx_limit;
 	struct net_queue_stats stats;
 };
 

@@ -31,8 +31,28 @@ struct epoll_loop {
 	struct guest_chain tx_held[NET_WORKER_MAX_QPS];
 	bool has_held[NET_WORKER_MAX_QPS];
 	unsigned tx_full_wait_us[NET_WORKER_MAX_QPS];   /* dp_tx_full_backoff; 0 after a write went through */
+	/* ns: the device's rate limiter holds this direction back until then
+	 * (dp_tx_throttle_ns, dp_rx_throttle_ns); 0: it does not. */
+	uint64_t tx_throttle_at[NET_WORKER_MAX_QPS], rx_throttle_at[NET_WORKER_MAX_QPS];
 	bool stopping;
 };
+
+/* Is this direction waiting for the rate limiter (until *at)? */
+static bool ep_throttled(uint64_t *at)
+{
+	if (*at && net_poll_now_ns() < *at)
+		return true;
+	*at = 0;
+	return false;
+}
+
+/* The last pop or read was told to wait (dp_tx_take_throttle): not served
+ * before then; epoll_wait's timeout brings the pass back (ep_timeout_ms). */
+static void ep_throttle(uint64_t *at, uint64_t wait)
+{
+	if (wait)
+		*at = net_poll_now_ns() + wait;
+}
 
 static int ep_add(struct epoll_loop *l, int fd, uint32_t events, uint64_t tag)
 {
@@ -118,8 +138,11 @@ static void ep_tx(struct epoll_loop *l, unsigned i)
 {
 	struct dp_queue *dp = l->w->qp[i]->dp;
 	struct net_queue_io *io = l->w->qp[i]->io;
+	if (ep_throttled(&l->tx_throttle_at[i]))
+		return;   /* the guest's frames wait in its ring */
 	if (io->tx) {
 		ep_tx_wait(l, i, io->tx(io, dp) == 1);   /* the backend's own ring */
+		ep_throttle(&l->tx_throttle_at[i], dp_tx_take_throttle(dp));
 		return;
 	}
 	if (l->has_held[i]) {
@@ -132,21 +155,30 @@ static void ep_tx(struct epoll_loop *l, unsigned i)
 	while (!dp->backend_gone && dp_tx_pop(dp, &c) > 0)
 		if (!ep_tx_write(l, i, &c))
 			return;
+	ep_throttle(&l->tx_throttle_at[i], dp_tx_take_throttle(dp));
 }
 
 static void ep_rx(struct epoll_loop *l, unsigned i)
 {
 	struct dp_queue *dp = l->w->qp[i]->dp;
 	struct net_queue_io *io = l->w->qp[i]->io;
+	if (ep_throttled(&l->rx_throttle_at[i])) {
+		ep_poll_backend(l, i, false);   /* readable, but not read until then: no wake-ups meanwhile */
+		return;
+	}
 	if (io->rx) {
 		/* Nothing ready: wait for readability; no guest buffers: for the kick. */
-		ep_poll_backend(l, i, io->rx(io, dp) == 0);
+		int rc = io->rx(io, dp);
+		uint64_t wait = dp_rx_take_throttle(dp);
+		ep_throttle(&l->rx_throttle_at[i], wait);
+		ep_poll_backend(l, i, rc == 0 && !wait);
 		return;
 	}
 	struct dp_read r;
 	for (;;) {
 		int rc = dp_rx_prepare(dp, &r);
 		if (rc <= 0) {
+			ep_throttle(&l->rx_throttle_at[i], dp_rx_take_throttle(dp));
 			ep_poll_backend(l, i, false);
 			return;
 		}
@@ -227,7 +259,8 @@ static int ep_setup(struct epoll_loop *l, struct net_worker *w)
 
 /* How long epoll_wait may block: forever, unless a ring queue that may
  * miss a wake-up is being waited on (then its bound), or a ring backend's TX
- * asked to be called again (then until then, rounded up to a millisecond). */
+ * asked to be called again, or the rate limiter holds a direction back
+ * (then until then, rounded up to a millisecond). */
 static int ep_timeout_ms(const struct epoll_loop *l)
 {
 	int ms = -1;
@@ -237,10 +270,16 @@ static int ep_timeout_ms(const struct epoll_loop *l)
 		int t = -1;
 		if (l->backend_polled[i] && io->rx && io->rx_poll_limit_us)
 			t = (int)((io->rx_poll_limit_us + 999) / 1000);
-		if (l->tx_retry_at[i] && net_qp_active(l->w->qp[i])) {
+		uint64_t due[3] = { l->tx_retry_at[i], l->tx_throttle_at[i], l->rx_throttle_at[i] };
+		for (unsigned k = 0; k < 3; k++) {
+			if (!due[k] || !net_qp_active(l->w->qp[i]))
+				continue;
 			now = now ? now : net_poll_now_ns();
-			uint64_t left = l->tx_retry_at[i] > now ? l->tx_retry_at[i] - now : 0;
-			int tt = (int)((left + 999999) / 1000000);
+			uint64_t left = due[k] > now ? due[k] - now : 0;
+			/* Rounded up: a wait under a millisecond is 1 ms, never 0
+			 * (which would spin) nor dropped (which would stall). */
+			uint64_t tms = (left + 999999) / 1000000;
+			int tt = tms > INT32_MAX ? INT32_MAX : (int)tms;
 			t = t < 0 || tt < t ? tt : t;
 		}
 		if (t >= 0 && (ms < 0 || t < ms))
@@ -271,7 +310,7 @@ static int ep_spin(struct epoll_loop *l, struct net_poll_window *pw, struct epol
 		found = n != 0;
 		for (unsigned i = 0; !found && i < l->w->nr_qps; i++) {
 			struct net_queue_pair *qp = l->w->qp[i];
-			found = net_qp_active(qp) && qp->guest->ops->pending(qp->tx.ring);
+			found = net_qp_active(qp) && !l->tx_throttle_at[i] && qp->guest->ops->pending(qp->tx.ring);
 		}
 	}
 	net_poll_window_end(pw, found);

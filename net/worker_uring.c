@@ -49,9 +49,10 @@
 #define RX_BURST_MIN    4
 /* Operations one queue pair can have in flight at once: its reads and
  * writes, two kick polls (or reads), an RX poll with its linked timeout or
- * the recheck timer, a TX poll, and a cancel. The ring is sized from this, so
- * an SQE is always there when asked for and the CQ can never overflow. */
-#define URING_OPS_PER_QP (URING_RX_READS + URING_TX_BATCH + 2 + 2 + 1 + 1)
+ * the recheck timer, a TX poll, a cancel, and the rate limiter's timers of
+ * both directions. The ring is sized from this, so an SQE is always there
+ * when asked for and the CQ can never overflow. */
+#define URING_OPS_PER_QP (URING_RX_READS + URING_TX_BATCH + 2 + 2 + 1 + 1 + 2)
 #define URING_OPS_LOOP   2     /* the stop poll and the final cancel */
 _Static_assert(NET_WORKER_MAX_QPS * URING_OPS_PER_QP + URING_OPS_LOOP <= NET_URING_MAX_OPS,
 	       "the helper would refuse a worker's ring");
@@ -63,7 +64,7 @@ _Static_assert(NET_WORKER_MAX_QPS * URING_OPS_PER_QP + URING_OPS_LOOP <= NET_URI
 #endif
 
 enum op_type { OP_RX_READ = 1, OP_TX_WRITE, OP_RX_KICK, OP_TX_KICK, OP_STOP, OP_CANCEL, OP_RX_POLL,
-	       OP_RX_RECHECK, OP_RX_POLL_TIMEOUT, OP_TX_POLL };
+	       OP_RX_RECHECK, OP_RX_POLL_TIMEOUT, OP_TX_POLL, OP_THROTTLE };
 
 /* user_data: type | queue pair | slot */
 static uint64_t op_pack(enum op_type t, unsigned qp, unsigned slot)
@@ -115,6 +116,10 @@ struct uring_qp {
 	bool tx_held_due;
 	unsigned tx_full_wait_us;   /* the last wait (dp_tx_full_backoff); 0 after a write went through */
 	struct __kernel_timespec tx_retry_ts;
+	/* The rate limiter holds TX [0] or RX [1] back: its timer is armed and
+	 * the direction is not served until it fires. */
+	bool throttle_armed[2];
+	struct __kernel_timespec throttle_ts[2];
 	/* fixed-file indices (or the fd itself when not registered) */
 	int fd_ref, rxk_ref, txk_ref;
 	bool fd_plain;             /* the backend fd is not registered (io->not_fixed), the rest may be */
@@ -299,6 +304,30 @@ static void uring_tx_drop_held(struct uring_loop *l, unsigned i)
 	uq->tx_held_due = false;
 }
 
+/* The device's rate limiter told the last pop or read of this direction
+ * to wait (dp_tx_take_throttle): a timer brings a pass back once it may go
+ * on, and until then the direction is not served (the guest's TX frames
+ * stay in its ring, no RX buffer is posted). A direction waiting for its
+ * timer is not asked again before it fires. Without an SQE for the timer
+ * it is not held back: a queue must never stall for want of a wake-up. */
+static void uring_throttle(struct uring_loop *l, unsigned i, bool tx)
+{
+	struct uring_qp *uq = &l->q[i];
+	struct dp_queue *dp = l->w->qp[i]->dp;
+	unsigned d = tx ? 0 : 1;
+	uint64_t wait = tx ? dp_tx_take_throttle(dp) : dp_rx_take_throttle(dp);
+	if (!wait || uq->throttle_armed[d])
+		return;
+	struct io_uring_sqe *sqe = loop_sqe(l);
+	if (!sqe)
+		return;
+	uq->throttle_ts[d] = (struct __kernel_timespec){ .tv_sec = (long long)(wait / 1000000000ull),
+							 .tv_nsec = (long long)(wait % 1000000000ull) };
+	io_uring_prep_timeout(sqe, &uq->throttle_ts[d], 0, 0);
+	io_uring_sqe_set_data64(sqe, op_pack(OP_THROTTLE, i, d));
+	uq->throttle_armed[d] = true;
+}
+
 /* Pull every TX frame the guest has made available into writev SQEs. Room
  * for the write is made sure of before the frame leaves the guest's ring: a
  * frame popped is a frame written. */
@@ -307,12 +336,15 @@ static void uring_tx(struct uring_loop *l, unsigned i)
 	struct uring_qp *uq = &l->q[i];
 	struct net_queue_io *io = l->w->qp[i]->io;
 	struct dp_queue *dp = l->w->qp[i]->dp;
+	if (uq->throttle_armed[0])
+		return;
 	if (io->tx) {
 		if (uq->tx_poll_armed && !uq->tx_kicked)
 			return;
 		uq->tx_kicked = false;
 		if (io->tx(io, dp) == 1 && !uq->tx_poll_armed)
 			uring_arm_tx_wait(l, i, io->tx_retry_us);   /* its ring is full, or it owes completions */
+		uring_throttle(l, i, true);
 		return;
 	}
 	if (uq->nr_tx_held) {
@@ -323,12 +355,13 @@ static void uring_tx(struct uring_loop *l, unsigned i)
 		uint16_t slot = uq->tx_free[uq->nr_tx_free - 1];
 		struct guest_chain *c = &uq->tx[slot];
 		if (dp_tx_pop(dp, c) <= 0)
-			return;
+			break;
 		struct io_uring_sqe *sqe = loop_sqe(l);
 		uq->nr_tx_free--;
 		prep_rw(l, sqe, true, i, c->iov, c->nr_readable);
 		io_uring_sqe_set_data64(sqe, op_pack(OP_TX_WRITE, i, slot));
 	}
+	uring_throttle(l, i, true);
 }
 
 /* ---- RX ------------------------------------------------------------------ */
@@ -441,10 +474,13 @@ static void uring_rx_fd(struct uring_loop *l, unsigned i)
 
 static void uring_rx(struct uring_loop *l, unsigned i)
 {
+	if (l->q[i].throttle_armed[1])
+		return;
 	if (l->w->qp[i]->io->rx)
 		uring_rx_ring(l, i);
 	else
 		uring_rx_fd(l, i);
+	uring_throttle(l, i, false);
 }
 
 /* The burst is over: size the next one from what this one found (grow
@@ -570,6 +606,9 @@ static void uring_complete(struct uring_loop *l, struct io_uring_cqe *cqe)
 		uq->tx_poll_armed = false;
 		uq->tx_held_due = uq->nr_tx_held != 0;
 		break;
+	case OP_THROTTLE:
+		uq->throttle_armed[slot & 1] = false;   /* the next pass asks again */
+		break;
 	case OP_RX_POLL_TIMEOUT:
 	case OP_CANCEL:
 		break;   /* the operation they bound or cancel completes on its own */
@@ -631,7 +670,8 @@ static bool uring_work_waiting(struct uring_loop *l, unsigned turn)
 		return true;
 	for (unsigned i = 0; i < l->w->nr_qps; i++) {
 		struct net_queue_pair *qp = l->w->qp[i];
-		if (net_qp_active(qp) && !qp->dp->backend_gone && qp->guest->ops->pending(qp->tx.ring))
+		if (net_qp_active(qp) && !qp->dp->backend_gone && !l->q[i].throttle_armed[0] &&
+		    qp->guest->ops->pending(qp->tx.ring))
 			return true;
 	}
 	if ((turn & 63) == 63 && io_uring_get_events(&l->ring) >= 0 && io_uring_cq_ready(&l->ring))
