@@ -126,6 +126,28 @@ enum minivmm_seccomp {
 
 /* One virtio-net device. The ranges below are what minivmm_config_validate()
  * enforces; its messages name the --net key of each field. */
+/* A token bucket, as Firecracker's and Cloud Hypervisor's rate limiters
+ * are configured: `size` tokens when full (bytes, or frames), refilled from
+ * empty to full in `refill_time_ms`, plus `one_time_burst` extra tokens at
+ * the start that are never refilled. size 0 or refill_time_ms 0: no limit.
+ * A frame goes while the bucket has any token left, and what it takes
+ * beyond them is paid back before the next one goes: the rate holds over
+ * time, and a bucket smaller than one frame slows a queue, never stops it. */
+struct minivmm_token_bucket {
+	uint64_t size;
+	uint64_t one_time_burst;
+	uint64_t refill_time_ms;
+};
+
+/* One direction of a device: its bytes and its frames. A throttled queue
+ * is not served until the buckets allow it: the guest's TX frames wait in
+ * its ring (back-pressure, no drop), the host's RX frames in the backend.
+ * Every queue pair of the device shares the budget. */
+struct minivmm_rate_limit {
+	struct minivmm_token_bucket bandwidth;   /* bytes (of frames, without the virtio header) */
+	struct minivmm_token_bucket ops;         /* frames */
+};
+
 struct minivmm_net_config {
 	enum minivmm_net_backend backend;
 	char ifname[16];          /* tap name ("" creates one) or host interface; NUL-terminated */
@@ -154,6 +176,9 @@ struct minivmm_net_config {
 	 * minivmm changed on a tap it did not create is undone at exit. */
 	char ip[64];              /* "ADDR/PREFIX", IPv4 or IPv6, given to the tap; "" none */
 	char bridge[16];          /* an existing bridge the tap joins; "" none; NUL-terminated */
+	/* Rate limits, host to guest (rx) and guest to host (tx); all zero
+	 * (the default): none. Changed live with minivmm_net_set_rate_limit(). */
+	struct minivmm_rate_limit rx_limit, tx_limit;
 };
 
 struct minivmm_config {
@@ -316,7 +341,7 @@ MINIVMM_API void minivmm_destroy(struct minivmm *vm);
  * was created; read them as often as you like, from any thread, while the
  * VM runs or after it stopped (until minivmm_destroy). */
 
-#define MINIVMM_STATS_VERSION 1
+#define MINIVMM_STATS_VERSION 2
 
 struct minivmm_queue_stats {          /* one queue pair */
 	unsigned queue;               /* pair index: rx queue 2i, tx queue 2i+1 */
@@ -369,6 +394,10 @@ struct minivmm_net_stats {
 	unsigned nr_queues;           /* entries written to queues[] */
 	unsigned nr_worker_entries;   /* entries written to workers[] */
 	uint64_t ctrl_commands, ctrl_errors;  /* control-queue commands, refused ones */
+	/* Since version 2: the rate limiters. *_throttled: times a queue had
+	 * to wait for the buckets; *_throttled_ns: time some queue of the
+	 * device waited. */
+	uint64_t rx_throttled, rx_throttled_ns, tx_throttled, tx_throttled_ns;
 };
 
 static inline void minivmm_net_stats_init(struct minivmm_net_stats *s,
@@ -384,6 +413,18 @@ static inline void minivmm_net_stats_init(struct minivmm_net_stats *s,
 	s->workers = workers;
 	s->max_workers = max_workers;
 }
+
+/* Change device `index`'s rate limits live: rx and/or tx (NULL: that
+ * direction as it is). Each bucket starts full with its new size and
+ * one-time burst; a queue waiting for the old buckets is served by the new
+ * ones within a millisecond. 0, or -EINVAL (bad index or values, with a
+ * line in errbuf). Any thread. */
+MINIVMM_API int minivmm_net_set_rate_limit(struct minivmm *vm, unsigned index,
+					   const struct minivmm_rate_limit *rx,
+					   const struct minivmm_rate_limit *tx, char *errbuf, size_t errlen);
+/* The limits in force (NULL: not wanted). 0 or -EINVAL. */
+MINIVMM_API int minivmm_net_get_rate_limit(struct minivmm *vm, unsigned index, struct minivmm_rate_limit *rx,
+					   struct minivmm_rate_limit *tx);
 
 /* Network devices of the VM (= cfg->nr_nets). */
 MINIVMM_API unsigned minivmm_net_count(const struct minivmm *vm);

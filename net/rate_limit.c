@@ -87,6 +87,7 @@ void rate_limit_init(struct rate_limit *rl, const struct rate_limit_config *cfg,
 	pthread_mutex_init(&rl->lock, NULL);
 	bucket_init(&rl->bytes, &cfg->bytes, now_ns);
 	bucket_init(&rl->ops, &cfg->ops, now_ns);
+	rl->active = rate_limit_active(cfg);
 }
 
 void rate_limit_destroy(struct rate_limit *rl)
@@ -99,6 +100,12 @@ void rate_limit_set(struct rate_limit *rl, const struct rate_limit_config *cfg, 
 	pthread_mutex_lock(&rl->lock);
 	bucket_init(&rl->bytes, &cfg->bytes, now_ns);
 	bucket_init(&rl->ops, &cfg->ops, now_ns);
+	if (rl->waiting) {
+		rl->waiting = false;
+		if (now_ns > rl->wait_since_ns)
+			rl->stats.throttled_ns += now_ns - rl->wait_since_ns;
+	}
+	__atomic_store_n(&rl->active, rate_limit_active(cfg), __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&rl->lock);
 }
 
@@ -112,6 +119,8 @@ void rate_limit_get(struct rate_limit *rl, struct rate_limit_config *cfg)
 
 uint64_t rate_limit_wait(struct rate_limit *rl, uint64_t now_ns)
 {
+	if (!__atomic_load_n(&rl->active, __ATOMIC_ACQUIRE))
+		return 0;
 	pthread_mutex_lock(&rl->lock);
 	uint64_t wb = token_bucket_wait(&rl->bytes, now_ns);
 	uint64_t wo = token_bucket_wait(&rl->ops, now_ns);
@@ -133,6 +142,8 @@ uint64_t rate_limit_wait(struct rate_limit *rl, uint64_t now_ns)
 
 void rate_limit_charge(struct rate_limit *rl, uint64_t bytes, uint64_t ops, uint64_t now_ns)
 {
+	if (!__atomic_load_n(&rl->active, __ATOMIC_ACQUIRE))
+		return;
 	pthread_mutex_lock(&rl->lock);
 	bucket_refill(&rl->bytes, now_ns);
 	bucket_refill(&rl->ops, now_ns);

@@ -16,8 +16,9 @@
  * one refilled in under a millisecond, slows a queue to its rate and never
  * stops it, and over any long time the rate is the configured one.
  *
- * Every queue pair of a device shares its limiter (a lock; the queues ask
- * once per batch, not per frame). The time is given by the caller
+ * Every queue pair of a device shares its limiter (a lock, taken only
+ * while it limits something: an unlimited one costs an atomic load per
+ * frame, so a device may be given a limit live). The time is given by the caller
  * (CLOCK_MONOTONIC ns), so the arithmetic is tested without sleeping. */
 #ifndef MINIVMM_NET_RATE_LIMIT_H
 #define MINIVMM_NET_RATE_LIMIT_H
@@ -50,6 +51,7 @@ struct rate_limit_stats {
 };
 
 struct rate_limit {
+	bool active;               /* atomic: limits anything (else wait and charge return at once) */
 	pthread_mutex_t lock;
 	struct token_bucket bytes, ops;
 	bool waiting;              /* a queue is waiting (for throttled_ns) */

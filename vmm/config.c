@@ -2,6 +2,7 @@
 /* Configuration defaults and the validator (see vmm/config.h). */
 #include "vmm/config.h"
 #include "vmm/api_args.h"
+#include "vmm/rate_limits.h"
 
 #include "net/host_addr.h"
 
@@ -302,13 +303,19 @@ static int net_check_host(const struct minivmm_net_config *net, struct vmm_err *
 	return 0;
 }
 
+static int net_check_rate_limits(const struct minivmm_net_config *net, struct vmm_err *err)
+{
+	int rc = rate_limit_check(&net->rx_limit, "--net rx", err);
+	return rc ? rc : rate_limit_check(&net->tx_limit, "--net tx", err);
+}
+
 /* Ranges first, then how the fields fit together (threads and cpus refer
  * to queues). */
 static const net_check_fn net_checks[] = {
 	net_check_backend, net_check_ifname, net_check_queues, net_check_mac, net_check_mtu,
 	net_check_queue_size, net_check_engine, net_check_poll_us, net_check_fanout, net_check_rx,
 	net_check_qdisc_bypass, net_check_uring_flags, net_check_xdp_zero_copy, net_check_host,
-	net_check_threads, net_check_cpus, net_check_backend_built,
+	net_check_rate_limits, net_check_threads, net_check_cpus, net_check_backend_built,
 };
 
 int config_validate_net(const struct minivmm_net_config *net, struct vmm_err *err)

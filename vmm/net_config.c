@@ -275,6 +275,67 @@ static int key_bridge(struct minivmm_net_config *net, const char *key, const cha
 	return set_ifname(net->bridge, key, value, err);
 }
 
+/* One unsigned 64-bit decimal number from *p up to the next '/' or the end. */
+static int bucket_number(const char **p, uint64_t *out)
+{
+	const char *s = *p;
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	uint64_t v = 0;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+			return -ERANGE;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	if (*s && *s != '/')
+		return -EINVAL;
+	*p = *s ? s + 1 : s;
+	*out = v;
+	return 0;
+}
+
+/* SIZE/REFILL_MS[/BURST]: a token bucket (include/minivmm.h); its ranges
+ * are the validator's to check. */
+static int bucket_key(const char *key, const char *value, struct minivmm_token_bucket *b, struct vmm_err *err)
+{
+	const char *p = value;
+	uint64_t v[3] = { 0, 0, 0 };
+	unsigned n = 0;
+	while (*p && n < 3) {
+		int rc = bucket_number(&p, &v[n]);
+		if (rc == -ERANGE)
+			return vmm_err_set(err, EINVAL, "--net %s: '%s': a number is too large", key, value);
+		if (rc)
+			break;
+		n++;
+	}
+	if (*p || n < 2 || value[strlen(value) - 1] == '/')
+		return vmm_err_set(err, EINVAL, "--net %s: '%s' is not SIZE/REFILL_MS or SIZE/REFILL_MS/BURST (e.g. 125000/100: 125000 %s per 100 ms)",
+				   key, value, strstr(key, "ops") ? "frames" : "bytes");
+	*b = (struct minivmm_token_bucket){ .size = v[0], .refill_time_ms = v[1], .one_time_burst = v[2] };
+	return 0;
+}
+
+static int key_rx_bw(struct minivmm_net_config *net, const char *key, const char *value, struct vmm_err *err)
+{
+	return bucket_key(key, value, &net->rx_limit.bandwidth, err);
+}
+
+static int key_tx_bw(struct minivmm_net_config *net, const char *key, const char *value, struct vmm_err *err)
+{
+	return bucket_key(key, value, &net->tx_limit.bandwidth, err);
+}
+
+static int key_rx_ops(struct minivmm_net_config *net, const char *key, const char *value, struct vmm_err *err)
+{
+	return bucket_key(key, value, &net->rx_limit.ops, err);
+}
+
+static int key_tx_ops(struct minivmm_net_config *net, const char *key, const char *value, struct vmm_err *err)
+{
+	return bucket_key(key, value, &net->tx_limit.ops, err);
+}
+
 /* Which devices a key means something for: one that does not apply is
  * refused, not ignored, so a typo'd backend or engine is never silent. */
 enum key_scope { FOR_ANY, FOR_TAP, FOR_PACKET, FOR_XDP, FOR_URING };
@@ -283,7 +344,8 @@ enum key_scope { FOR_ANY, FOR_TAP, FOR_PACKET, FOR_XDP, FOR_URING };
  * slot may be given once. A new key is one line here and one function. */
 enum { SLOT_BACKEND, SLOT_QUEUES, SLOT_THREADS, SLOT_CPUS, SLOT_MAC, SLOT_MTU, SLOT_QUEUE_SIZE,
        SLOT_ENGINE, SLOT_POLL_US, SLOT_FANOUT, SLOT_RX, SLOT_QDISC_BYPASS, SLOT_FIXED_FILES,
-       SLOT_FIXED_BUFFERS, SLOT_DEFER_TASKRUN, SLOT_XDP_ZERO_COPY, SLOT_IP, SLOT_BRIDGE, NR_SLOTS };
+       SLOT_FIXED_BUFFERS, SLOT_DEFER_TASKRUN, SLOT_XDP_ZERO_COPY, SLOT_IP, SLOT_BRIDGE, SLOT_RX_BW,
+       SLOT_TX_BW, SLOT_RX_OPS, SLOT_TX_OPS, NR_SLOTS };
 
 static const struct net_key {
 	const char *name;   /* first: vmm/suggest.h reads the table by it */
@@ -312,6 +374,10 @@ static const struct net_key {
 	{ "xdp-zero-copy", SLOT_XDP_ZERO_COPY, false, key_xdp_zero_copy, FOR_XDP },
 	{ "ip", SLOT_IP, false, key_ip, FOR_TAP },
 	{ "bridge", SLOT_BRIDGE, false, key_bridge, FOR_TAP },
+	{ "rx-bw", SLOT_RX_BW, false, key_rx_bw, FOR_ANY },
+	{ "tx-bw", SLOT_TX_BW, false, key_tx_bw, FOR_ANY },
+	{ "rx-ops", SLOT_RX_OPS, false, key_rx_ops, FOR_ANY },
+	{ "tx-ops", SLOT_TX_OPS, false, key_tx_ops, FOR_ANY },
 };
 
 #define NR_NET_KEYS (sizeof(net_keys) / sizeof(net_keys[0]))

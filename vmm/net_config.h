@@ -14,7 +14,8 @@
 	"[,mac=MAC][,mtu=N][,queue-size=N][,engine=uring|epoll][,poll-us=auto|N]" \
 	"[,fixed-files=on|off][,fixed-buffers=on|off][,defer-taskrun=on|off]" \
 	"[,fanout=hash|cpu|lb|qm][,rx=ring|recv][,qdisc-bypass=on|off][,xdp-zero-copy=on|off]" \
-	"[,ip=ADDR/PREFIX|bridge=BR]"
+	"[,ip=ADDR/PREFIX|bridge=BR][,rx-bw=SIZE/MS[/BURST]][,tx-bw=SIZE/MS[/BURST]]" \
+	"[,rx-ops=N/MS[/BURST]][,tx-ops=N/MS[/BURST]]"
 
 /* Parse one --net value into *net (which starts from defaults). Refuses an
  * empty value, unknown keys, a key given twice, values that are not of the

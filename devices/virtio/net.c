@@ -14,6 +14,7 @@
 #include "net/datapath.h"
 #include "net/helper.h"
 #include "net/packet.h"
+#include "net/rate_limit.h"
 #include "net/tap.h"
 
 #define F(bit) (1ull << (bit))
@@ -218,6 +219,10 @@ static void vnet_setup_pair(struct virtio_net *n, unsigned p, uint64_t features)
 	qp->rx_offloads = vnet_rx_offloads(features);
 	qp->rx_ring_size = n->vq[vnet_rx_queue(p)].size;
 	qp->active = false;
+	/* Every pair shares the device's budget; an unlimited limiter costs
+	 * an atomic load per frame and can be given a limit live. */
+	qp->rx_limit = &n->rx_limit;
+	qp->tx_limit = &n->tx_limit;
 }
 
 static int vnet_create_datapaths(struct virtio_net *n, unsigned pairs, struct vmm_err *err)
@@ -493,6 +498,62 @@ static void vnet_stable_mac(const char *ifname, unsigned index, uint8_t mac[6])
 	mac[5] = (uint8_t)h;
 }
 
+static void rate_limit_config_from(struct rate_limit_config *c, const struct minivmm_rate_limit *l)
+{
+	c->bytes = (struct token_bucket_config){ .size = l->bandwidth.size,
+						 .one_time_burst = l->bandwidth.one_time_burst,
+						 .refill_time_ms = l->bandwidth.refill_time_ms };
+	c->ops = (struct token_bucket_config){ .size = l->ops.size, .one_time_burst = l->ops.one_time_burst,
+					       .refill_time_ms = l->ops.refill_time_ms };
+}
+
+static void rate_limit_config_to(struct minivmm_rate_limit *l, const struct rate_limit_config *c)
+{
+	l->bandwidth = (struct minivmm_token_bucket){ .size = c->bytes.size,
+						      .one_time_burst = c->bytes.one_time_burst,
+						      .refill_time_ms = c->bytes.refill_time_ms };
+	l->ops = (struct minivmm_token_bucket){ .size = c->ops.size, .one_time_burst = c->ops.one_time_burst,
+						.refill_time_ms = c->ops.refill_time_ms };
+}
+
+static void vnet_rate_limit_init(struct virtio_net *n, const struct minivmm_net_config *cfg)
+{
+	struct rate_limit_config rx, tx;
+	rate_limit_config_from(&rx, &cfg->rx_limit);
+	rate_limit_config_from(&tx, &cfg->tx_limit);
+	uint64_t now = dp_now_ns();
+	rate_limit_init(&n->rx_limit, &rx, now);
+	rate_limit_init(&n->tx_limit, &tx, now);
+}
+
+void virtio_net_set_rate_limit(struct virtio_net *n, const struct minivmm_rate_limit *rx,
+			       const struct minivmm_rate_limit *tx)
+{
+	uint64_t now = dp_now_ns();
+	struct rate_limit_config c;
+	if (rx) {
+		rate_limit_config_from(&c, rx);
+		rate_limit_set(&n->rx_limit, &c, now);
+	}
+	if (tx) {
+		rate_limit_config_from(&c, tx);
+		rate_limit_set(&n->tx_limit, &c, now);
+	}
+}
+
+void virtio_net_get_rate_limit(struct virtio_net *n, struct minivmm_rate_limit *rx, struct minivmm_rate_limit *tx)
+{
+	struct rate_limit_config c;
+	if (rx) {
+		rate_limit_get(&n->rx_limit, &c);
+		rate_limit_config_to(rx, &c);
+	}
+	if (tx) {
+		rate_limit_get(&n->tx_limit, &c);
+		rate_limit_config_to(tx, &c);
+	}
+}
+
 int virtio_net_create(struct virtio_net **out, unsigned index, const struct minivmm_net_config *cfg,
 		      struct net_backend *backend, const struct machine *ev,
 		      const struct guest_mem *mem, uint64_t mmio_base, unsigned gsi,
@@ -506,6 +567,7 @@ int virtio_net_create(struct virtio_net **out, unsigned index, const struct mini
 	}
 	pthread_mutex_init(&n->lock, NULL);
 	log_limit_init(&n->log_limit, VNET_LOG_BURST, VNET_LOG_INTERVAL_NS);
+	vnet_rate_limit_init(n, cfg);
 	n->index = index;
 	n->cfg = *cfg;
 	n->mem = mem;
@@ -583,5 +645,7 @@ void virtio_net_destroy(struct virtio_net *n)
 		close(n->ctrl_stop_fd);
 	pthread_mutex_destroy(&n->lock);
 	log_limit_destroy(&n->log_limit);
+	rate_limit_destroy(&n->rx_limit);
+	rate_limit_destroy(&n->tx_limit);
 	free(n);
 }

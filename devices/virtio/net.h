@@ -16,6 +16,7 @@
 #include "net/backend.h"
 #include "net/link_events.h"
 #include "net/queue_pair.h"
+#include "net/rate_limit.h"
 #include "net/worker.h"
 #include "base/log_limit.h"
 #include "base/machine.h"
@@ -74,6 +75,9 @@ struct virtio_net {
 	pthread_t link_thread;
 	bool link_running;
 
+	/* Rate limits of each direction, shared by every pair (qp->rx_limit). */
+	struct rate_limit rx_limit, tx_limit;
+
 	/* Control queue, served by its own thread off the data path. */
 	pthread_t ctrl_thread;
 	bool ctrl_running;
@@ -87,6 +91,11 @@ int virtio_net_create(struct virtio_net **out, unsigned index, const struct mini
 		      const struct guest_mem *mem, uint64_t mmio_base, unsigned gsi,
 		      unsigned auto_workers, struct vmm_err *err);
 void virtio_net_destroy(struct virtio_net *n);
+
+/* Rate limits, live (minivmm_net_set_rate_limit); NULL: as they are. */
+void virtio_net_set_rate_limit(struct virtio_net *n, const struct minivmm_rate_limit *rx,
+			       const struct minivmm_rate_limit *tx);
+void virtio_net_get_rate_limit(struct virtio_net *n, struct minivmm_rate_limit *rx, struct minivmm_rate_limit *tx);
 
 /* Queue index layout (spec 5.1.2): rx0, tx0, rx1, tx1, ..., ctrl. */
 static inline unsigned vnet_rx_queue(unsigned pair) { return 2 * pair; }

@@ -91,5 +91,13 @@ void virtio_net_stats(struct virtio_net *n, struct minivmm_net_stats *d,
 		vnet_worker_stats(n->worker[i], &w[i]);
 	d->ctrl_commands = rd(&n->ctrl_commands);
 	d->ctrl_errors = rd(&n->ctrl_errors);
+	struct rate_limit_stats rl;
+	uint64_t now = dp_now_ns();
+	rate_limit_stats(&n->rx_limit, now, &rl);
+	d->rx_throttled = rl.throttled;
+	d->rx_throttled_ns = rl.throttled_ns;
+	rate_limit_stats(&n->tx_limit, now, &rl);
+	d->tx_throttled = rl.throttled;
+	d->tx_throttled_ns = rl.throttled_ns;
 	pthread_mutex_unlock(&n->lock);
 }
