@@ -317,6 +317,10 @@ static json_t *net_json(const struct stats_net *n)
 	put(&b, "workers", workers);
 	put(&b, "ctrl_commands", json_u64(d->ctrl_commands));
 	put(&b, "ctrl_errors", json_u64(d->ctrl_errors));
+	put(&b, "rx_throttled", json_u64(d->rx_throttled));
+	put(&b, "rx_throttled_ns", json_u64(d->rx_throttled_ns));
+	put(&b, "tx_throttled", json_u64(d->tx_throttled));
+	put(&b, "tx_throttled_ns", json_u64(d->tx_throttled_ns));
 	return done(&b);
 }
 
