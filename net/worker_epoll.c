@@ -334,9 +334,13 @@ int net_worker_run_epoll(struct net_worker *w)
 	if (rc < 0)
 		l.stopping = true;
 	uint64_t slept_ns = UINT64_MAX;
+	unsigned first = 0;
 	while (!l.stopping) {
 		uint64_t before = ep_progress(w);
-		for (unsigned i = 0; i < w->nr_qps; i++) {
+		/* Each pass starts one pair further: pairs sharing the device's
+		 * rate limit take turns at the tokens a refill brings. */
+		for (unsigned k = 0; k < w->nr_qps; k++) {
+			unsigned i = (first + k) % w->nr_qps;
 			if (!net_qp_active(w->qp[i])) {
 				ep_poll_backend(&l, i, false);
 				ep_tx_drop_held(&l, i);
@@ -351,6 +355,7 @@ int net_worker_run_epoll(struct net_worker *w)
 			ep_tx(&l, i);
 			ep_rx(&l, i);
 		}
+		first = w->nr_qps ? (first + 1) % w->nr_qps : 0;
 		net_worker_flush(w);
 		bool worked = ep_progress(w) != before;
 		net_poll_window_slept(&pw, slept_ns, worked);

@@ -133,6 +133,7 @@ struct uring_loop {
 	uint64_t stop_buf;
 	int stop_ref;
 	unsigned outstanding;      /* SQEs submitted or queued, not yet completed */
+	unsigned next_first;       /* the pair the next pass serves first */
 	bool stopping;
 	struct net_poll_window poll;
 };
@@ -321,9 +322,13 @@ static void uring_throttle(struct uring_loop *l, unsigned i, bool tx)
 	struct io_uring_sqe *sqe = loop_sqe(l);
 	if (!sqe)
 		return;
-	uq->throttle_ts[d] = (struct __kernel_timespec){ .tv_sec = (long long)(wait / 1000000000ull),
-							 .tv_nsec = (long long)(wait % 1000000000ull) };
-	io_uring_prep_timeout(sqe, &uq->throttle_ts[d], 0, 0);
+	/* Absolute (CLOCK_MONOTONIC, as dp_now_ns): pairs told to wait for
+	 * the same token wake together, whenever their timers were submitted,
+	 * and the pass that follows serves them in turn. */
+	uint64_t at = dp_now_ns() + wait;
+	uq->throttle_ts[d] = (struct __kernel_timespec){ .tv_sec = (long long)(at / 1000000000ull),
+							 .tv_nsec = (long long)(at % 1000000000ull) };
+	io_uring_prep_timeout(sqe, &uq->throttle_ts[d], 0, IORING_TIMEOUT_ABS);
 	io_uring_sqe_set_data64(sqe, op_pack(OP_THROTTLE, i, d));
 	uq->throttle_armed[d] = true;
 }
@@ -642,7 +647,12 @@ static uint64_t uring_progress(const struct uring_loop *l)
 
 static void uring_service(struct uring_loop *l)
 {
-	for (unsigned i = 0; i < l->w->nr_qps; i++) {
+	/* Each pass starts one pair further: pairs sharing the device's rate
+	 * limit take turns at the tokens a refill brings. */
+	unsigned n = l->w->nr_qps, first = l->next_first;
+	l->next_first = n ? (first + 1) % n : 0;
+	for (unsigned k = 0; k < n; k++) {
+		unsigned i = (first + k) % n;
 		struct dp_queue *dp = l->w->qp[i]->dp;
 		if (!net_qp_active(l->w->qp[i])) {
 			if (l->q[i].was_active)
