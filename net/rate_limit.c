@@ -106,7 +106,13 @@ void rate_limit_set(struct rate_limit *rl, const struct rate_limit_config *cfg, 
 			rl->stats.throttled_ns += now_ns - rl->wait_since_ns;
 	}
 	__atomic_store_n(&rl->active, rate_limit_active(cfg), __ATOMIC_RELEASE);
+	__atomic_add_fetch(&rl->gen, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&rl->lock);
+}
+
+unsigned rate_limit_gen(const struct rate_limit *rl)
+{
+	return rl ? __atomic_load_n(&rl->gen, __ATOMIC_ACQUIRE) : 0;
 }
 
 void rate_limit_get(struct rate_limit *rl, struct rate_limit_config *cfg)

@@ -52,6 +52,7 @@ struct rate_limit_stats {
 
 struct rate_limit {
 	bool active;               /* atomic: limits anything (else wait and charge return at once) */
+	unsigned gen;              /* atomic: bumped by each rate_limit_set */
 	pthread_mutex_t lock;
 	struct token_bucket bytes, ops;
 	bool waiting;              /* a queue is waiting (for throttled_ns) */
@@ -67,6 +68,11 @@ void rate_limit_destroy(struct rate_limit *rl);
  * new size and burst (as Firecracker's PATCH does). */
 void rate_limit_set(struct rate_limit *rl, const struct rate_limit_config *cfg, uint64_t now_ns);
 void rate_limit_get(struct rate_limit *rl, struct rate_limit_config *cfg);
+
+/* Changes so far: a queue told to wait under an older generation asks
+ * again at once (a live change takes effect without waiting out the old
+ * debt). NULL: 0. */
+unsigned rate_limit_gen(const struct rate_limit *rl);
 
 /* Does it limit anything? */
 bool rate_limit_active(const struct rate_limit_config *cfg);

@@ -3,6 +3,7 @@
  * Same data path (datapath.c), plain system calls: readv/writev per frame on
  * a non-blocking backend fd, epoll for kicks and backend readiness. */
 #include "net/worker.h"
+#include "net/rate_limit.h"
 #include "net/worker_poll.h"
 
 #include <errno.h>
@@ -34,13 +35,15 @@ struct epoll_loop {
 	/* ns: the device's rate limiter holds this direction back until then
 	 * (dp_tx_throttle_ns, dp_rx_throttle_ns); 0: it does not. */
 	uint64_t tx_throttle_at[NET_WORKER_MAX_QPS], rx_throttle_at[NET_WORKER_MAX_QPS];
+	unsigned tx_throttle_gen[NET_WORKER_MAX_QPS], rx_throttle_gen[NET_WORKER_MAX_QPS];
 	bool stopping;
 };
 
-/* Is this direction waiting for the rate limiter (until *at)? */
-static bool ep_throttled(uint64_t *at)
+/* Is this direction waiting for the rate limiter (until *at)? Not once the
+ * limiter has been changed since (a live change is felt at once). */
+static bool ep_throttled(uint64_t *at, unsigned gen, const struct rate_limit *rl)
 {
-	if (*at && net_poll_now_ns() < *at)
+	if (*at && net_poll_now_ns() < *at && rate_limit_gen(rl) == gen)
 		return true;
 	*at = 0;
 	return false;
@@ -48,10 +51,12 @@ static bool ep_throttled(uint64_t *at)
 
 /* The last pop or read was told to wait (dp_tx_take_throttle): not served
  * before then; epoll_wait's timeout brings the pass back (ep_timeout_ms). */
-static void ep_throttle(uint64_t *at, uint64_t wait)
+static void ep_throttle(uint64_t *at, unsigned *gen, const struct rate_limit *rl, uint64_t wait)
 {
-	if (wait)
+	if (wait) {
 		*at = net_poll_now_ns() + wait;
+		*gen = rate_limit_gen(rl);
+	}
 }
 
 static int ep_add(struct epoll_loop *l, int fd, uint32_t events, uint64_t tag)
@@ -138,11 +143,11 @@ static void ep_tx(struct epoll_loop *l, unsigned i)
 {
 	struct dp_queue *dp = l->w->qp[i]->dp;
 	struct net_queue_io *io = l->w->qp[i]->io;
-	if (ep_throttled(&l->tx_throttle_at[i]))
+	if (ep_throttled(&l->tx_throttle_at[i], l->tx_throttle_gen[i], l->w->qp[i]->tx_limit))
 		return;   /* the guest's frames wait in its ring */
 	if (io->tx) {
 		ep_tx_wait(l, i, io->tx(io, dp) == 1);   /* the backend's own ring */
-		ep_throttle(&l->tx_throttle_at[i], dp_tx_take_throttle(dp));
+		ep_throttle(&l->tx_throttle_at[i], &l->tx_throttle_gen[i], l->w->qp[i]->tx_limit, dp_tx_take_throttle(dp));
 		return;
 	}
 	if (l->has_held[i]) {
@@ -155,14 +160,14 @@ static void ep_tx(struct epoll_loop *l, unsigned i)
 	while (!dp->backend_gone && dp_tx_pop(dp, &c) > 0)
 		if (!ep_tx_write(l, i, &c))
 			return;
-	ep_throttle(&l->tx_throttle_at[i], dp_tx_take_throttle(dp));
+	ep_throttle(&l->tx_throttle_at[i], &l->tx_throttle_gen[i], l->w->qp[i]->tx_limit, dp_tx_take_throttle(dp));
 }
 
 static void ep_rx(struct epoll_loop *l, unsigned i)
 {
 	struct dp_queue *dp = l->w->qp[i]->dp;
 	struct net_queue_io *io = l->w->qp[i]->io;
-	if (ep_throttled(&l->rx_throttle_at[i])) {
+	if (ep_throttled(&l->rx_throttle_at[i], l->rx_throttle_gen[i], l->w->qp[i]->rx_limit)) {
 		ep_poll_backend(l, i, false);   /* readable, but not read until then: no wake-ups meanwhile */
 		return;
 	}
@@ -170,7 +175,7 @@ static void ep_rx(struct epoll_loop *l, unsigned i)
 		/* Nothing ready: wait for readability; no guest buffers: for the kick. */
 		int rc = io->rx(io, dp);
 		uint64_t wait = dp_rx_take_throttle(dp);
-		ep_throttle(&l->rx_throttle_at[i], wait);
+		ep_throttle(&l->rx_throttle_at[i], &l->rx_throttle_gen[i], l->w->qp[i]->rx_limit, wait);
 		ep_poll_backend(l, i, rc == 0 && !wait);
 		return;
 	}
@@ -178,7 +183,7 @@ static void ep_rx(struct epoll_loop *l, unsigned i)
 	for (;;) {
 		int rc = dp_rx_prepare(dp, &r);
 		if (rc <= 0) {
-			ep_throttle(&l->rx_throttle_at[i], dp_rx_take_throttle(dp));
+			ep_throttle(&l->rx_throttle_at[i], &l->rx_throttle_gen[i], l->w->qp[i]->rx_limit, dp_rx_take_throttle(dp));
 			ep_poll_backend(l, i, false);
 			return;
 		}

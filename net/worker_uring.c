@@ -42,6 +42,7 @@
 #include <time.h>
 
 #include "net/helper.h"
+#include "net/rate_limit.h"
 #include "net/worker_poll.h"
 
 #define URING_RX_READS  32     /* reads in flight per queue pair, at most */
@@ -50,9 +51,9 @@
 /* Operations one queue pair can have in flight at once: its reads and
  * writes, two kick polls (or reads), an RX poll with its linked timeout or
  * the recheck timer, a TX poll, a cancel, and the rate limiter's timers of
- * both directions. The ring is sized from this, so an SQE is always there
+ * both directions with their cancels (a live change). The ring is sized from this, so an SQE is always there
  * when asked for and the CQ can never overflow. */
-#define URING_OPS_PER_QP (URING_RX_READS + URING_TX_BATCH + 2 + 2 + 1 + 1 + 2)
+#define URING_OPS_PER_QP (URING_RX_READS + URING_TX_BATCH + 2 + 2 + 1 + 1 + 4)
 #define URING_OPS_LOOP   2     /* the stop poll and the final cancel */
 _Static_assert(NET_WORKER_MAX_QPS * URING_OPS_PER_QP + URING_OPS_LOOP <= NET_URING_MAX_OPS,
 	       "the helper would refuse a worker's ring");
@@ -119,6 +120,8 @@ struct uring_qp {
 	/* The rate limiter holds TX [0] or RX [1] back: its timer is armed and
 	 * the direction is not served until it fires. */
 	bool throttle_armed[2];
+	unsigned throttle_gen[2];  /* the limiter's generation when armed */
+	unsigned throttle_seq[2];  /* which timer is the armed one (in its user_data) */
 	struct __kernel_timespec throttle_ts[2];
 	/* fixed-file indices (or the fd itself when not registered) */
 	int fd_ref, rxk_ref, txk_ref;
@@ -311,6 +314,27 @@ static void uring_tx_drop_held(struct uring_loop *l, unsigned i)
  * stay in its ring, no RX buffer is posted). A direction waiting for its
  * timer is not asked again before it fires. Without an SQE for the timer
  * it is not held back: a queue must never stall for want of a wake-up. */
+/* Is this direction waiting for its timer? Not once the limiter has been
+ * changed since (a live change is felt at once): that timer is cancelled,
+ * and the direction asks the new limiter. */
+static bool uring_throttle_waiting(struct uring_loop *l, unsigned i, bool tx)
+{
+	struct uring_qp *uq = &l->q[i];
+	unsigned d = tx ? 0 : 1;
+	if (!uq->throttle_armed[d])
+		return false;
+	struct net_queue_pair *qp = l->w->qp[i];
+	if (rate_limit_gen(tx ? qp->tx_limit : qp->rx_limit) == uq->throttle_gen[d])
+		return true;
+	struct io_uring_sqe *sqe = loop_sqe(l);
+	if (!sqe)
+		return true;   /* the old timer still ends the wait */
+	io_uring_prep_cancel64(sqe, op_pack(OP_THROTTLE, i, d | uq->throttle_seq[d] << 1), 0);
+	io_uring_sqe_set_data64(sqe, op_pack(OP_CANCEL, i, 0));
+	uq->throttle_armed[d] = false;
+	return false;
+}
+
 static void uring_throttle(struct uring_loop *l, unsigned i, bool tx)
 {
 	struct uring_qp *uq = &l->q[i];
@@ -329,7 +353,9 @@ static void uring_throttle(struct uring_loop *l, unsigned i, bool tx)
 	uq->throttle_ts[d] = (struct __kernel_timespec){ .tv_sec = (long long)(at / 1000000000ull),
 							 .tv_nsec = (long long)(at % 1000000000ull) };
 	io_uring_prep_timeout(sqe, &uq->throttle_ts[d], 0, IORING_TIMEOUT_ABS);
-	io_uring_sqe_set_data64(sqe, op_pack(OP_THROTTLE, i, d));
+	uq->throttle_seq[d]++;
+	io_uring_sqe_set_data64(sqe, op_pack(OP_THROTTLE, i, d | uq->throttle_seq[d] << 1));
+	uq->throttle_gen[d] = rate_limit_gen(tx ? l->w->qp[i]->tx_limit : l->w->qp[i]->rx_limit);
 	uq->throttle_armed[d] = true;
 }
 
@@ -341,7 +367,7 @@ static void uring_tx(struct uring_loop *l, unsigned i)
 	struct uring_qp *uq = &l->q[i];
 	struct net_queue_io *io = l->w->qp[i]->io;
 	struct dp_queue *dp = l->w->qp[i]->dp;
-	if (uq->throttle_armed[0])
+	if (uring_throttle_waiting(l, i, true))
 		return;
 	if (io->tx) {
 		if (uq->tx_poll_armed && !uq->tx_kicked)
@@ -479,7 +505,7 @@ static void uring_rx_fd(struct uring_loop *l, unsigned i)
 
 static void uring_rx(struct uring_loop *l, unsigned i)
 {
-	if (l->q[i].throttle_armed[1])
+	if (uring_throttle_waiting(l, i, false))
 		return;
 	if (l->w->qp[i]->io->rx)
 		uring_rx_ring(l, i);
@@ -612,7 +638,10 @@ static void uring_complete(struct uring_loop *l, struct io_uring_cqe *cqe)
 		uq->tx_held_due = uq->nr_tx_held != 0;
 		break;
 	case OP_THROTTLE:
-		uq->throttle_armed[slot & 1] = false;   /* the next pass asks again */
+		/* The armed one (not one a live change cancelled): the next
+		 * pass asks again. */
+		if (uq->throttle_seq[slot & 1] == slot >> 1)
+			uq->throttle_armed[slot & 1] = false;
 		break;
 	case OP_RX_POLL_TIMEOUT:
 	case OP_CANCEL:

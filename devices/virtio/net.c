@@ -539,6 +539,22 @@ void virtio_net_set_rate_limit(struct virtio_net *n, const struct minivmm_rate_l
 		rate_limit_config_from(&c, tx);
 		rate_limit_set(&n->tx_limit, &c, now);
 	}
+	/* A pair waiting out a debt of the old limits asks the new ones now:
+	 * its worker wakes as on a kick, sees the limiter changed, and goes on. */
+	pthread_mutex_lock(&n->lock);
+	if (n->activated) {
+		uint64_t one = 1;
+		for (unsigned p = 0; p < n->nr_pairs; p++)
+			for (int d = 0; d < 2; d++) {
+				int fd = n->qp[p].tx.kick_fd;
+				if (d == 0)
+					fd = n->qp[p].rx.kick_fd;
+				if (fd >= 0 && write(fd, &one, sizeof(one)) < 0) {
+					/* full (it will wake anyway) */
+				}
+			}
+	}
+	pthread_mutex_unlock(&n->lock);
 }
 
 void virtio_net_get_rate_limit(struct virtio_net *n, struct minivmm_rate_limit *rx, struct minivmm_rate_limit *tx)

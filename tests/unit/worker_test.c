@@ -567,3 +567,37 @@ Test(worker, the_rate_limiter_holds_tx_to_its_rate, .timeout = 30)
 			  (unsigned long long)n);
 	}
 }
+
+/* A live change is felt at once: pairs waiting out the old limit's debt
+ * (one frame a second, so a second to wait) go on at the new rate as soon
+ * as the device changes it and kicks them. Both engines. */
+Test(worker, a_rate_limit_change_takes_effect_at_once, .timeout = 30)
+{
+	for (int engine = 0; engine < 2; engine++) {
+		struct wenv *e = wenv_new(4, FRAMES_PER_QP, open_dev_null);
+		struct rate_limit rl;
+		struct rate_limit_config slow = { .ops = { .size = 1, .refill_time_ms = 1000 } };
+		rate_limit_init(&rl, &slow, dp_now_ns());
+		for (unsigned i = 0; i < e->nr_qps; i++)
+			e->qp[i].tx_limit = &rl;
+		struct net_worker *w = wenv_start(e, engine ? NET_ENGINE_EPOLL : NET_ENGINE_URING);
+		struct timespec t = { .tv_nsec = 200 * 1000000 };
+		nanosleep(&t, NULL);
+		uint64_t before = tx_frames(e);
+		cr_assert_leq(before, 2u, "engine %d: %llu frames at one a second", engine, (unsigned long long)before);
+		struct rate_limit_config fast = { .ops = { .size = 100, .refill_time_ms = 100 } };   /* 1000/s */
+		rate_limit_set(&rl, &fast, dp_now_ns());
+		uint64_t one = 1;
+		for (unsigned i = 0; i < e->nr_qps; i++)
+			cr_assert_eq(write(e->qp[i].tx.kick_fd, &one, sizeof(one)), (ssize_t)sizeof(one));
+		t.tv_nsec = 100 * 1000000;
+		nanosleep(&t, NULL);
+		uint64_t after = tx_frames(e);
+		cr_assert_geq(after - before, 100u, "engine %d: %llu frames in the 100 ms after the change", engine,
+			      (unsigned long long)(after - before));
+		net_worker_stop(w);
+		cr_assert_eq(e->fails, 0, "%s", e->fail_why);
+		wenv_free(e);
+		rate_limit_destroy(&rl);
+	}
+}
