@@ -99,7 +99,7 @@ HOST_LIBS     = $(PROJECT_LIBS) $(LDLIBS)
 
 # The program: the command line and the process-wide duties (signals,
 # stdio, terminal). Everything else is libminivmm.
-PROG_SRCS := vmm/main.c vmm/cli.c vmm/net_config.c vmm/cpulist.c vmm/process.c
+PROG_SRCS := vmm/main.c vmm/cli.c vmm/net_config.c vmm/cpulist.c vmm/process.c vmm/api.c vmm/api_vm.c
 LIB_SRCS  := $(filter-out $(PROG_SRCS),$(wildcard base/*.c vmm/*.c devices/*.c devices/virtio/*.c net/*.c boot/*.c))
 # XDP=0: net/xdp_none.c refuses the AF_XDP backend instead.
 ifeq ($(XDP),1)
@@ -230,8 +230,11 @@ FORCE:
 
 # The program sees the library exactly as an embedder does: through the
 # static archive, minivmm_* only.
+# The API socket (vmm/api.c, --api-socket) is the program's: libmicrohttpd
+# is linked into it, not into libminivmm.
+PROG_LIBS := -lmicrohttpd
 $(BIN): $(PROG_OBJS) $(LIB)
-	$(CC) $(HOST_LDFLAGS) -o $@ $^ $(HOST_LIBS)
+	$(CC) $(HOST_LDFLAGS) -o $@ $^ $(PROG_LIBS) $(HOST_LIBS)
 
 # The unit tests read recorded data (CPUID dumps) from the source tree.
 $(UNIT_OBJS): OBJ_CFLAGS += -DUNIT_DATA_DIR='"$(CURDIR)/tests/unit/data"'
@@ -241,7 +244,7 @@ $(UNIT_OBJS): OBJ_CFLAGS += -DUNIT_DATA_DIR='"$(CURDIR)/tests/unit/data"'
 # submissions refused on demand.
 UNIT_LINK := $(UNIT_OBJS) $(sort $(LIB_OBJS) $(filter-out $(MAIN_OBJ),$(PROG_OBJS)))
 $(UNIT_BIN): $(UNIT_LINK)
-	$(CC) $(HOST_LDFLAGS) -Wl,--wrap=io_uring_submit_and_wait,--wrap=io_uring_submit -o $@ $^ -lcriterion $(HOST_LIBS)
+	$(CC) $(HOST_LDFLAGS) -Wl,--wrap=io_uring_submit_and_wait,--wrap=io_uring_submit -o $@ $^ -lcriterion $(PROG_LIBS) $(HOST_LIBS)
 
 
 demo: $(BIN) testguest $(NETPEER)

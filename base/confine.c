@@ -18,6 +18,7 @@ static const char *const role_names[CONFINE_ROLES] = {
 	[CONFINE_NET_CTRL] = "net-ctrl",
 	[CONFINE_NET_LINK] = "net-link",
 	[CONFINE_NET_HELPER] = "net-helper",
+	[CONFINE_API] = "api",
 };
 
 const char *confine_role_name(enum confine_role role)

@@ -30,6 +30,7 @@ enum confine_role {
 	CONFINE_NET_CTRL,    /* net<k>-ctrl: the control queue */
 	CONFINE_NET_LINK,    /* net<k>-link: watches a backend's interface go and come back */
 	CONFINE_NET_HELPER,  /* net<k>-helper: the backend's privileged steps (net/helper.h) */
+	CONFINE_API,         /* api: the API socket's HTTP server (vmm/api.h) */
 	CONFINE_ROLES
 };
 

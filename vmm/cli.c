@@ -74,6 +74,9 @@ const char cli_usage[] =
 	"  --stats-interval SECS\n"
 	"                       seconds between --stats-file lines, 0 to " STR(STATS_INTERVAL_MAX) "\n"
 	"                       (default " STR(CLI_STATS_INTERVAL_DEFAULT) "); 0: only on SIGUSR1 and at exit\n"
+	"  --api-socket PATH    serve the HTTP API (docs/api.md) on a new Unix socket\n"
+	"                       PATH, mode 0600: curl --unix-socket PATH\n"
+	"                       http://localhost/api/v1/vmm.ping\n"
 	"  --acpi=on|off        ACPI tables (default on): distribution kernels find\n"
 	"                       virtio-mmio devices and power off through them. The MP\n"
 	"                       table and virtio_mmio.device= cmdline entries are\n"
@@ -129,7 +132,7 @@ const char cli_usage[] =
 enum { OPT_KERNEL, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEM, OPT_SERIAL, OPT_HELP,
        OPT_VERSION, OPT_NET, OPT_STATS, OPT_ACPI, OPT_MEM_OVERCOMMIT, OPT_DUMP_DTB,
        OPT_CPUID_DUMP, OPT_SECCOMP, OPT_DROP_CAPS, OPT_KEEP_CAPS, OPT_SECCOMP_LIST, OPT_BOOT_TRACE, OPT_IRQCHIP, OPT_TIMEOUT,
-       OPT_STATS_FILE, OPT_STATS_INTERVAL, OPT_END };
+       OPT_STATS_FILE, OPT_STATS_INTERVAL, OPT_API_SOCKET, OPT_END };
 
 /* A value: none (--drop-caps), after '=' or as the next argument
  * (--mem 1G, --mem=1G), or only after '=' (--stats=json). */
@@ -153,6 +156,7 @@ static const struct cli_option {
 	{ "stats", VALUE_OPTIONAL, OPT_STATS },
 	{ "stats-file", VALUE_REQUIRED, OPT_STATS_FILE },
 	{ "stats-interval", VALUE_REQUIRED, OPT_STATS_INTERVAL },
+	{ "api-socket", VALUE_REQUIRED, OPT_API_SOCKET },
 	{ "acpi", VALUE_REQUIRED, OPT_ACPI },
 	{ "irqchip", VALUE_REQUIRED, OPT_IRQCHIP },
 	{ "mem-overcommit", VALUE_NONE, OPT_MEM_OVERCOMMIT },
@@ -313,6 +317,11 @@ static int cli_apply(int opt, const char *arg, struct cli_options *o, struct vmm
 		if (!*arg)
 			return vmm_err_set(err, EINVAL, "--stats-file: no file name");
 		o->stats_file = arg;
+		return 0;
+	case OPT_API_SOCKET:
+		if (!*arg)
+			return vmm_err_set(err, EINVAL, "--api-socket: no path");
+		o->api_socket = arg;
 		return 0;
 	case OPT_STATS_INTERVAL:
 		if (net_config_parse_number(arg, &o->stats_interval) || o->stats_interval > STATS_INTERVAL_MAX)

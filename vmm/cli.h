@@ -17,6 +17,7 @@ struct cli_options {
 	bool version;
 	int stats;      /* 0 none, 1 table, 2 JSON: at exit and on SIGUSR1 */
 	const char *stats_file;    /* --stats-file: JSON lines appended, NULL: none */
+	const char *api_socket;    /* --api-socket: the HTTP API's Unix socket, NULL: none */
 	unsigned stats_interval;   /* --stats-interval: seconds between lines, 0: none */
 	bool stats_interval_set;
 	const char *dump_dtb;   /* --dump-dtb FILE: write the DTB and exit */

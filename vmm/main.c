@@ -15,6 +15,8 @@
 #include "base/confine.h"
 #include "minivmm.h"
 #include "minivmm_abi.h"
+#include "vmm/api.h"
+#include "vmm/api_vm.h"
 #include "vmm/cli.h"
 #include "vmm/process.h"
 #include "vmm/seccomp.h"
@@ -150,13 +152,14 @@ static void *signal_watch_main(void *arg)
  * thread are the program's, so their filters are built here (vmm/seccomp.c
  * and base/confine.c are linked into the program too) with the VM's mode;
  * the VM says what that mode is. */
-static int program_confinement(const struct minivmm_config *cfg, struct confine *c,
+static int program_confinement(const struct minivmm_config *cfg, int api_dir_fd, struct confine *c,
 			       struct vmm_err *err)
 {
 	memset(c, 0, sizeof(*c));
 	enum minivmm_seccomp mode = seccomp_effective_mode(cfg->seccomp);
 	struct confine_needs needs;
 	confine_needs_from_config(cfg, cfg->kick_signal, &needs);
+	needs.api_dir_fd = api_dir_fd;
 	c->filters = mode != MINIVMM_SECCOMP_OFF;
 	c->drop_caps = cfg->drop_caps != 0;
 	/* The signal thread keeps nothing; this one keeps CAP_NET_ADMIN only
@@ -166,7 +169,8 @@ static int program_confinement(const struct minivmm_config *cfg, struct confine 
 		c->keep_caps[CONFINE_MAIN] = 1ull << CAP_NET_ADMIN;
 	if (!c->filters)
 		return 0;
-	return seccomp_lists_build(c, &needs, mode, (1u << CONFINE_MAIN) | (1u << CONFINE_SIGNALS), err);
+	return seccomp_lists_build(c, &needs, mode,
+				   (1u << CONFINE_MAIN) | (1u << CONFINE_SIGNALS) | (1u << CONFINE_API), err);
 }
 
 /* What the process can return: a status outside 0..255 would be cut to
@@ -274,10 +278,22 @@ int main(int argc, char **argv)
 			return MINIVMM_EXIT_USAGE;
 		}
 	}
-	struct confine confine;
-	if (program_confinement(&opts.vm, &confine, &err) < 0) {
+	/* The API socket: the last of the checks a start can fail. */
+	struct api_server *api = NULL;
+	struct api_ops api_ops = api_vm_ops(vm);
+	if (opts.api_socket && api_server_open(&api, opts.api_socket, (gid_t)-1, &api_ops, &err) < 0) {
 		fprintf(stderr, "minivmm: %s\n", err.msg);
 		stats_file_discard(watch.stats_fd, opts.stats_file, stats_created);
+		minivmm_destroy(vm);
+		return MINIVMM_EXIT_USAGE;
+	}
+	struct confine confine;
+	if (program_confinement(&opts.vm, api_server_dir_fd(api), &confine, &err) < 0 ||
+	    (api && api_server_run(api, &confine, &err) < 0)) {
+		fprintf(stderr, "minivmm: %s\n", err.msg);
+		api_server_stop(api);
+		stats_file_discard(watch.stats_fd, opts.stats_file, stats_created);
+		seccomp_lists_free(&confine);
 		minivmm_destroy(vm);
 		return MINIVMM_EXIT_HOST_ERROR;
 	}
@@ -285,6 +301,7 @@ int main(int argc, char **argv)
 	pthread_t watcher;
 	if (pthread_create(&watcher, NULL, signal_watch_main, &watch) != 0) {
 		fprintf(stderr, "minivmm: cannot start the signal thread\n");
+		api_server_stop(api);
 		stats_file_discard(watch.stats_fd, opts.stats_file, stats_created);
 		seccomp_lists_free(&confine);
 		minivmm_destroy(vm);
@@ -312,6 +329,7 @@ int main(int argc, char **argv)
 	__atomic_store_n(&watch.done, 1, __ATOMIC_RELEASE);
 	pthread_kill(watcher, SIGTERM);
 	pthread_join(watcher, NULL);
+	api_server_stop(api);   /* before the VM its endpoints reach goes */
 
 	/* The last statistics, once no other line can follow: stdout is the
 	 * guest's console, so --stats goes to stderr. */

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/if_packet.h>
+#include <netinet/in.h>
 #include <linux/bpf.h>
 #include <linux/if_tun.h>
 #include <linux/if_xdp.h>
@@ -55,6 +56,7 @@
 #define RL_CTRL     R(CONFINE_NET_CTRL)
 #define RL_LINK     R(CONFINE_NET_LINK)
 #define RL_HELPER   R(CONFINE_NET_HELPER)
+#define RL_API      R(CONFINE_API)
 #define RL_ALL      SECCOMP_ALL_ROLES
 
 /* When a rule is needed: any of these (0: always). */
@@ -72,12 +74,13 @@ enum {
 	W_XDP_ZC = 1 << 10,
 	W_SPLIT_IRQCHIP = 1 << 11,
 	W_TAP_HOST = 1 << 12,
+	W_API = 1 << 13,
 };
 
 static const char *const when_names[] = {
 	"a network device", "tap", "packet", "packet, queues > 1", "engine=uring", "engine=epoll",
 	"--drop-caps", "--serial stdio", "xdp", "xdp, queues > 1", "xdp, xdp-zero-copy=on",
-	"--irqchip=split", "tap, ip= or bridge=",
+	"--irqchip=split", "tap, ip= or bridge=", "--api-socket",
 };
 
 enum arg_kind {
@@ -87,6 +90,7 @@ enum arg_kind {
 	A_PID,         /* the VMM's pid */
 	A_KICK,        /* the vCPU kick signal */
 	A_TTY,         /* the terminal the guest's console reads (serial_in_fd) */
+	A_API_DIR,     /* the API socket's directory (api_dir_fd) */
 };
 
 #define MAX_ALTS 12
@@ -123,6 +127,8 @@ struct seccomp_rule {
 			      .text = "the VMM's pid" }
 #define KICK(i)             { .idx = (i), .kind = A_KICK, .nvals = 1, .label = "sig", \
 			      .text = "the vCPU kick signal" }
+#define API_DIR(i)          { .idx = (i), .kind = A_API_DIR, .nvals = 1, .label = "dirfd", \
+			      .text = "the API socket's directory" }
 #define TTY(i)              { .idx = (i), .kind = A_TTY, .nvals = 1, .label = "fd", \
 			      .text = "the console's terminal" }
 
@@ -211,21 +217,40 @@ static const struct seccomp_rule rules[] = {
 	  .why = "at teardown, rtnetlink requests that take off what ip= or bridge= did to an operator's tap, on the socket opened at set-up" },
 	{ SYS(recvmsg), .roles = RL_MAIN, .when = W_TAP_HOST, ARGS(ONE_OF(2, "flags", 0)),
 	  .why = "the kernel's answers to them" },
-	{ SYS(newfstatat), .roles = RL_MAIN | RL_SIGNALS | RL_HELPER, .why = "stdio buffers, fopen, opendir" },
-	{ SYS(fstat), .roles = RL_MAIN | RL_SIGNALS | RL_HELPER, .why = "stdio buffers, fopen, opendir" },
-	{ SYS(lseek), .roles = RL_MAIN | RL_SIGNALS | RL_HELPER, .why = "fclose of a file read in part" },
-	{ SYS(openat), .roles = RL_MAIN | RL_SIGNALS, ARGS(CLEAR(2, "flags", O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)),
+	{ SYS(newfstatat), .roles = RL_MAIN | RL_SIGNALS | RL_HELPER | RL_API, .why = "stdio buffers, fopen, opendir" },
+	{ SYS(fstat), .roles = RL_MAIN | RL_SIGNALS | RL_HELPER | RL_API, .why = "stdio buffers, fopen, opendir" },
+	{ SYS(lseek), .roles = RL_MAIN | RL_SIGNALS | RL_HELPER | RL_API, .why = "fclose of a file read in part" },
+	{ SYS(openat), .roles = RL_MAIN | RL_SIGNALS | RL_API, ARGS(CLEAR(2, "flags", O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)),
 	  .why = "statistics read /proc/self/task/<tid>/status, and jansson /dev/urandom once for its hash seed (read-only)" },
-	{ SYS(getsockopt), .roles = RL_MAIN | RL_SIGNALS, .when = W_PACKET,
+	{ SYS(getsockopt), .roles = RL_MAIN | RL_SIGNALS | RL_API, .when = W_PACKET,
 	  ARGS(ONE_OF(1, "level", SOL_PACKET), ONE_OF(2, "option", PACKET_STATISTICS)),
 	  .why = "packet sockets' drop counters for statistics" },
-	{ SYS(getsockopt), .roles = RL_MAIN | RL_SIGNALS, .when = W_XDP,
+	{ SYS(getsockopt), .roles = RL_MAIN | RL_SIGNALS | RL_API, .when = W_XDP,
 	  ARGS(ONE_OF(1, "level", SOL_XDP), ONE_OF(2, "option", XDP_STATISTICS)),
 	  .why = "AF_XDP sockets' drop counters for statistics, and before the drain sockets close at teardown" },
-	{ SYS(read), .roles = RL_MAIN | RL_SIGNALS | RL_VCPU | RL_SERIAL | RL_CTRL | RL_LINK | RL_HELPER,
+	{ SYS(read), .roles = RL_MAIN | RL_SIGNALS | RL_VCPU | RL_SERIAL | RL_CTRL | RL_LINK | RL_HELPER | RL_API,
 	  .why = "eventfds (stop requests, kicks), /proc and sysfs, serial input" },
-	{ SYS(close), .roles = RL_MAIN | RL_SIGNALS | RL_VCPU | RL_WORKER | RL_CTRL | RL_LINK | RL_HELPER,
+	{ SYS(close), .roles = RL_MAIN | RL_SIGNALS | RL_VCPU | RL_WORKER | RL_CTRL | RL_LINK | RL_HELPER | RL_API,
 	  .why = "fds of stopped workers, closed queues and sockets, teardown" },
+
+	/* ---- api: the API socket's HTTP server (vmm/api.c, libmicrohttpd):
+	 * it accepts on the socket made at start and talks to its clients;
+	 * its endpoints read statistics as the signal thread does ---- */
+	{ SYS(accept4), .roles = RL_API, ARGS(ONE_OF(3, "flags", SOCK_CLOEXEC | SOCK_NONBLOCK)),
+	  .why = "a client of the API socket" },
+	{ SYS(epoll_wait), .roles = RL_API, .why = "libmicrohttpd waits on its clients" },
+	{ SYS(epoll_ctl), .roles = RL_API, .why = "libmicrohttpd watches a client" },
+	{ SYS(recvfrom), .roles = RL_API, .why = "a client's request" },
+	{ SYS(sendto), .roles = RL_API, .why = "the answer" },
+	{ SYS(sendmsg), .roles = RL_API, .why = "the answer's header and body at once" },
+	{ SYS(shutdown), .roles = RL_API, .why = "a client's connection ends" },
+	{ SYS(fcntl), .roles = RL_API, ARGS(ONE_OF(1, "command", F_GETFL, F_SETFL, F_GETFD, F_SETFD)),
+	  .why = "libmicrohttpd makes a client's socket non-blocking and close-on-exec" },
+	{ SYS(setsockopt), .roles = RL_API, ARGS(ONE_OF(1, "level", SOL_SOCKET, IPPROTO_TCP)),
+	  .why = "libmicrohttpd's socket options on a client (it tries the TCP ones on any socket)" },
+
+	{ SYS(unlinkat), .roles = RL_MAIN, .when = W_API, ARGS(API_DIR(0), ONE_OF(2, "flags", 0)),
+	  .why = "at exit, remove the API socket from the directory it was made in (opened at start)" },
 
 	/* ---- signals: the minivmm command's watcher ---- */
 	{ SYS(rt_sigtimedwait), .roles = RL_SIGNALS, .why = "sigwait for SIGINT, SIGTERM, SIGHUP, SIGUSR1" },
@@ -248,7 +273,7 @@ static const struct seccomp_rule rules[] = {
 	      KVM_REGISTER_COALESCED_MMIO, KVM_UNREGISTER_COALESCED_MMIO),
 
 	/* ---- serial, control, link: waiting ---- */
-	{ SYS(poll), .roles = RL_MAIN | RL_VCPU | RL_SERIAL | RL_CTRL | RL_LINK,
+	{ SYS(poll), .roles = RL_MAIN | RL_VCPU | RL_SERIAL | RL_CTRL | RL_LINK | RL_API,
 	  .why = "wait for input, a kick or a stop request; the console's output to take a byte (vCPU)" },
 
 	/* ---- the spawner, and what its threads do before they confine themselves ---- */
@@ -360,7 +385,8 @@ static unsigned needs_mask(const struct confine_needs *n)
 	       (n->epoll ? W_EPOLL : 0) | (n->drop_caps ? W_DROP_CAPS : 0) |
 	       (n->terminal_fd >= 0 ? W_TTY : 0) | (n->xdp ? W_XDP : 0) |
 	       (n->xdp_mq ? W_XDP_MQ : 0) | (n->xdp_zero_copy ? W_XDP_ZC : 0) |
-	       (n->split_irqchip ? W_SPLIT_IRQCHIP : 0) | (n->tap_host ? W_TAP_HOST : 0);
+	       (n->split_irqchip ? W_SPLIT_IRQCHIP : 0) | (n->tap_host ? W_TAP_HOST : 0) |
+	       (n->api_dir_fd >= 0 ? W_API : 0);
 }
 
 /* The spawner's threads run under its filter too: it allows all they do. */
@@ -383,6 +409,7 @@ void confine_needs_from_config(const struct minivmm_config *cfg, int kick_signal
 	n->drop_caps = cfg->drop_caps;
 	n->split_irqchip = cfg->irqchip == MINIVMM_IRQCHIP_SPLIT;
 	n->terminal_fd = cfg->serial == MINIVMM_SERIAL_STDIO ? cfg->serial_in_fd : -1;
+	n->api_dir_fd = -1;   /* the minivmm command's to set */
 	for (unsigned i = 0; i < cfg->nr_nets && i < MINIVMM_MAX_NETS; i++) {
 		const struct minivmm_net_config *net = &cfg->net[i];
 		n->net = true;
@@ -418,6 +445,8 @@ static struct scmp_arg_cmp arg_cmp(const struct rule_arg *a, unsigned alt, const
 		return (struct scmp_arg_cmp){ a->idx, SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint32_t)n->pid };
 	case A_KICK:
 		return (struct scmp_arg_cmp){ a->idx, SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint32_t)n->kick_signal };
+	case A_API_DIR:
+		return (struct scmp_arg_cmp){ a->idx, SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint32_t)n->api_dir_fd };
 	case A_TTY:
 		return (struct scmp_arg_cmp){ a->idx, SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint32_t)n->terminal_fd };
 	default:
@@ -643,7 +672,7 @@ void seccomp_lists_print(FILE *out)
 	struct confine_needs all = { .net = true, .tap = true, .packet = true, .packet_mq = true,
 				     .uring = true, .epoll = true, .drop_caps = true, .xdp = true,
 				     .xdp_mq = true, .xdp_zero_copy = true, .tap_host = true };
-	struct confine_needs tap_uring = { .net = true, .tap = true, .uring = true };
+	struct confine_needs tap_uring = { .net = true, .tap = true, .uring = true, .api_dir_fd = -1 };
 	for (unsigned role = 0; role < CONFINE_ROLES; role++) {
 		unsigned most = seccomp_lists_count(role, &all, NULL, 0);
 		unsigned typical = seccomp_lists_count(role, &tap_uring, NULL, 0);

@@ -35,6 +35,7 @@ struct confine_needs {
 	bool drop_caps;        /* threads started by the spawner drop capabilities themselves */
 	bool split_irqchip;    /* minivmm's IOAPIC: vCPUs set KVM's MSI routes */
 	int terminal_fd;       /* the console's input (--serial stdio), restored at exit; -1 none */
+	int api_dir_fd;        /* --api-socket: its directory, where main removes it at exit; -1 none */
 	int kick_signal;       /* the signal that kicks a vCPU out of KVM_RUN */
 	pid_t pid;             /* the VMM's: tgkill only within it */
 };
