@@ -22,7 +22,7 @@ for a in "$@"; do
 done
 
 # header  Debian package
-need="liburing.h:liburing-dev libfdt.h:libfdt-dev seccomp.h:libseccomp-dev jansson.h:libjansson-dev"
+need="liburing.h:liburing-dev libfdt.h:libfdt-dev seccomp.h:libseccomp-dev jansson.h:libjansson-dev microhttpd.h:libmicrohttpd-dev"
 [ "$hostnet" = 1 ] && need="$need libmnl/libmnl.h:libmnl-dev"
 [ "$unit" = 1 ] && need="$need criterion/criterion.h:libcriterion-dev"
 [ "$xdp" = 1 ] && need="$need xdp/libxdp.h:libxdp-dev bpf/libbpf.h:libbpf-dev"

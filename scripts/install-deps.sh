@@ -31,7 +31,7 @@
 # what is absent.
 set -eu
 
-pkgs_build="gcc binutils make libc6-dev liburing-dev libfdt-dev libseccomp-dev libjansson-dev libmnl-dev libcriterion-dev pkg-config \
+pkgs_build="gcc binutils make libc6-dev liburing-dev libfdt-dev libseccomp-dev libjansson-dev libmnl-dev libmicrohttpd-dev libcriterion-dev pkg-config \
  libxdp-dev libbpf-dev libelf-dev zlib1g-dev"
 pkgs_demo="iproute2 iputils-ping"
 [ -w /dev/kvm ] || pkgs_demo="$pkgs_demo qemu-system-x86 busybox-static cpio xz-utils kmod"
