@@ -32,8 +32,10 @@ static int answer_json(json_t *j, int status, char **out)
 {
 	*out = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
-	if (j && !*out)
+	if (!*out) {
+		*out = strdup("{\"error\":\"cannot make the answer\"}");
 		return 500;
+	}
 	return status;
 }
 
@@ -45,6 +47,11 @@ static int answer_error(int status, char **out, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	/* It may quote what the client sent: printable ASCII only, so it is
+	 * valid UTF-8 for JSON and safe for a terminal. */
+	for (char *c = line; *c; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c > 0x7e)
+			*c = '?';
 	return answer_json(json_pack("{s:s}", "error", line), status, out);
 }
 

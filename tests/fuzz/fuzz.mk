@@ -24,7 +24,7 @@ FUZZ_CC         ?= clang
 FUZZ_SECONDS    ?= 60
 FUZZ_SMOKE_RUNS ?= 20000
 FUZZ_RUNS       ?=
-FUZZ_TARGETS    ?= virtq mmio ioapic net_tx net_ctrl net_rx gso bzimage pvh cli
+FUZZ_TARGETS    ?= virtq mmio ioapic net_tx net_ctrl net_rx gso bzimage pvh cli api
 
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS  := -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link $(PROJECT_CFLAGS)
@@ -37,7 +37,7 @@ FUZZ_CLI_SRCS := $(filter-out vmm/main.c,$(PROG_SRCS))
 FUZZ_CLI_OBJS := $(FUZZ_CLI_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o)
 FUZZ_LIB      := $(FUZZ_BUILD)/libminivmm.a
 FUZZ_COMMON   := $(FUZZ_BUILD)/obj/tests/fuzz/fuzz_common.o
-FUZZ_ALL      := virtq mmio ioapic net_tx net_ctrl net_rx gso bzimage pvh cli
+FUZZ_ALL      := virtq mmio ioapic net_tx net_ctrl net_rx gso bzimage pvh cli api
 FUZZ_BINS     := $(FUZZ_ALL:%=$(FUZZ_BUILD)/%_fuzz)
 FUZZ_DEPS_OK  := $(FUZZ_BUILD)/.deps-fuzz
 
@@ -69,7 +69,10 @@ $(FUZZ_BUILD)/%_fuzz: $(FUZZ_BUILD)/obj/tests/fuzz/%_fuzz.o $(FUZZ_COMMON) $(FUZ
 	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ $(HOST_LIBS)
 
 $(FUZZ_BUILD)/cli_fuzz: $(FUZZ_BUILD)/obj/tests/fuzz/cli_fuzz.o $(FUZZ_COMMON) $(FUZZ_CLI_OBJS) $(FUZZ_LIB)
-	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ $(HOST_LIBS)
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ $(PROG_LIBS) $(HOST_LIBS)
+
+$(FUZZ_BUILD)/api_fuzz: $(FUZZ_BUILD)/obj/tests/fuzz/api_fuzz.o $(FUZZ_COMMON) $(FUZZ_CLI_OBJS) $(FUZZ_LIB)
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ $(PROG_LIBS) $(HOST_LIBS)
 
 fuzz-build: $(FUZZ_BINS)
 
