@@ -142,6 +142,11 @@ Test(api, wrong_paths_and_methods_are_4xx_with_one_json_line)
 	free(out);
 	cr_assert_eq(call("GET", "/api/v1/vm.net/0/rate-limitx", NULL, &out), 404);
 	free(out);
+	/* What the client sent is quoted as printable ASCII (the fuzz target's
+	 * repro-url-not-utf8: jansson refused the line, the 404 had no body). */
+	cr_assert_eq(call("GET", "/api/v1/vm.n\xfft/2\n", NULL, &out), 404);
+	cr_assert_str_eq(out, "{\"error\":\"no such endpoint: /api/v1/vm.n?t/2?\"}");
+	free(out);
 }
 
 Test(api, rate_limits_get_and_put_as_firecracker_names_them)
