@@ -98,6 +98,9 @@ struct net_queue_pair {
 	struct dp_queue *dp;       /* data-path state, kept across worker restarts */
 	uint16_t rx_ring_size;     /* chains the guest can post at most */
 	bool active;               /* carries traffic (VQ_PAIRS_SET); atomic */
+	/* The VM is paused (minivmm_pause): its worker takes no new frame
+	 * either way and lets what is in flight finish; atomic. */
+	bool paused;
 	/* The device's rate limiters (net/rate_limit.h), shared by its pairs;
 	 * NULL: that direction is not limited. Set before workers start. */
 	struct rate_limit *rx_limit, *tx_limit;
@@ -116,6 +119,11 @@ static inline unsigned net_qp_rx_offloads(const struct net_queue_pair *qp)
 static inline void net_qp_set_rx_offloads(struct net_queue_pair *qp, unsigned offloads)
 {
 	__atomic_store_n(&qp->rx_offloads, offloads, __ATOMIC_RELAXED);
+}
+
+static inline bool net_qp_paused(const struct net_queue_pair *qp)
+{
+	return __atomic_load_n(&qp->paused, __ATOMIC_ACQUIRE);
 }
 
 static inline bool net_qp_active(const struct net_queue_pair *qp)

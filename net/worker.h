@@ -81,6 +81,9 @@ struct net_worker {
 	pthread_cond_t start_cond;
 	bool start_done;
 	int start_rc;
+	/* Every pair it serves is paused and nothing of theirs is in flight:
+	 * its counters stand still (atomic; net_worker_is_paused). */
+	bool paused_idle;
 	char uring_features[96];  /* what the io_uring engine got from the kernel, */
 	bool uring_features_ready;   /* once this is set (atomic) */
 };
@@ -92,6 +95,13 @@ int net_worker_start(struct net_worker **out, const struct net_worker_config *cf
 /* Stop: cancel outstanding I/O (no guest memory is written afterwards),
  * join and free. NULL is fine. */
 void net_worker_stop(struct net_worker *w);
+
+/* Has the worker seen its pairs paused and let everything in flight
+ * finish? The device pauses pairs, kicks them, then waits for this. */
+static inline bool net_worker_is_paused(const struct net_worker *w)
+{
+	return __atomic_load_n(&w->paused_idle, __ATOMIC_ACQUIRE);
+}
 
 /* Wait until the worker's queues are started: their backend start hooks
  * (an AF_XDP socket bound and in the XSKMAP, say) have run on its thread.

@@ -315,7 +315,8 @@ static int ep_spin(struct epoll_loop *l, struct net_poll_window *pw, struct epol
 		found = n != 0;
 		for (unsigned i = 0; !found && i < l->w->nr_qps; i++) {
 			struct net_queue_pair *qp = l->w->qp[i];
-			found = net_qp_active(qp) && !l->tx_throttle_at[i] && qp->guest->ops->pending(qp->tx.ring);
+			found = net_qp_active(qp) && !net_qp_paused(qp) && !l->tx_throttle_at[i] &&
+				qp->guest->ops->pending(qp->tx.ring);
 		}
 	}
 	net_poll_window_end(pw, found);
@@ -352,6 +353,10 @@ int net_worker_run_epoll(struct net_worker *w)
 				ep_tx_wait(&l, i, false);
 				continue;
 			}
+			if (net_qp_paused(w->qp[i])) {
+				ep_poll_backend(&l, i, false);   /* no new frame: no wake-ups for them */
+				continue;
+			}
 			if (w->qp[i]->dp->backend_gone) {
 				ep_tx_drop_held(&l, i);
 				dp_tx_drop_all(w->qp[i]->dp);   /* no I/O on a dead fd */
@@ -360,6 +365,12 @@ int net_worker_run_epoll(struct net_worker *w)
 			ep_tx(&l, i);
 			ep_rx(&l, i);
 		}
+		/* Paused: every pair's I/O is done by the end of a pass (this
+		 * engine's calls are synchronous); a frame it holds stays held. */
+		bool idle = w->nr_qps > 0;
+		for (unsigned i = 0; i < w->nr_qps && idle; i++)
+			idle = net_qp_paused(w->qp[i]);
+		__atomic_store_n(&w->paused_idle, idle, __ATOMIC_RELEASE);
 		first = w->nr_qps ? (first + 1) % w->nr_qps : 0;
 		net_worker_flush(w);
 		bool worked = ep_progress(w) != before;

@@ -690,6 +690,8 @@ static void uring_service(struct uring_loop *l)
 			continue;
 		}
 		l->q[i].was_active = true;
+		if (net_qp_paused(l->w->qp[i]))
+			continue;   /* no new frame; what is in flight finishes */
 		if (dp->backend_gone) {
 			uring_tx_drop_held(l, i);
 			dp_tx_drop_all(dp);   /* no I/O on a dead fd */
@@ -698,6 +700,15 @@ static void uring_service(struct uring_loop *l)
 		uring_tx(l, i);
 		uring_rx(l, i);
 	}
+	/* Paused with nothing of its pairs in flight: say so (the device
+	 * waits for it), or take it back once resumed. */
+	bool idle = n > 0;
+	for (unsigned i = 0; i < n && idle; i++) {
+		const struct uring_qp *uq = &l->q[i];
+		idle = net_qp_paused(l->w->qp[i]) && uq->rx_inflight == 0 &&
+		       uq->nr_tx_free + uq->nr_tx_held == URING_TX_BATCH;
+	}
+	__atomic_store_n(&l->w->paused_idle, idle, __ATOMIC_RELEASE);
 }
 
 /* While spinning: has work come in without our being told? New TX frames
@@ -709,7 +720,7 @@ static bool uring_work_waiting(struct uring_loop *l, unsigned turn)
 		return true;
 	for (unsigned i = 0; i < l->w->nr_qps; i++) {
 		struct net_queue_pair *qp = l->w->qp[i];
-		if (net_qp_active(qp) && !qp->dp->backend_gone && !l->q[i].throttle_armed[0] &&
+		if (net_qp_active(qp) && !net_qp_paused(qp) && !qp->dp->backend_gone && !l->q[i].throttle_armed[0] &&
 		    qp->guest->ops->pending(qp->tx.ring))
 			return true;
 	}
