@@ -414,6 +414,17 @@ static inline void minivmm_net_stats_init(struct minivmm_net_stats *s,
 	s->max_workers = max_workers;
 }
 
+/* Pause a running VM: every vCPU out of KVM_RUN and held, every queue
+ * worker idle once what was in flight has finished (no frame moves either
+ * way), the counters standing still. minivmm_resume() goes on where it
+ * stopped: no frame lost or sent twice. Stopping a paused VM works as
+ * ever. 0, or -EALREADY (paused already / not paused), -ESHUTDOWN (not
+ * running), -ETIMEDOUT (it did not stand still within 2 s: it runs on),
+ * each with a line in errbuf. Any thread but the VM's own. */
+MINIVMM_API int minivmm_pause(struct minivmm *vm, char *errbuf, size_t errlen);
+MINIVMM_API int minivmm_resume(struct minivmm *vm, char *errbuf, size_t errlen);
+MINIVMM_API int minivmm_is_paused(const struct minivmm *vm);
+
 /* Change device `index`'s rate limits live: rx and/or tx (NULL: that
  * direction as it is). Each bucket starts full with its new size and
  * one-time burst; a queue waiting for the old buckets is served by the new

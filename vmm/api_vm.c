@@ -31,10 +31,23 @@ static json_t *v_info(void *o)
 {
 	json_t *s = stats_json(o);
 	json_t *vm = s ? json_object_get(s, "vm") : NULL;
-	json_t *info = json_pack("{s:s, s:O*, s:O*}", "state", "Running", "vm", vm, "net",
+	json_t *info = json_pack("{s:s, s:O*, s:O*}", "state", minivmm_is_paused(o) ? "Paused" : "Running", "vm", vm,
+				 "net",
 				 s ? json_object_get(s, "net") : NULL);
 	json_decref(s);
 	return info;
+}
+
+static int v_pause(void *o, char *why, size_t len)
+{
+	int rc = minivmm_pause(o, why, len);
+	return rc == -EALREADY || rc == -ESHUTDOWN ? 409 : rc < 0 ? 500 : 0;
+}
+
+static int v_resume(void *o, char *why, size_t len)
+{
+	int rc = minivmm_resume(o, why, len);
+	return rc == -EALREADY ? 409 : rc < 0 ? 500 : 0;
 }
 
 static int v_shutdown(void *o, char *why, size_t len)
@@ -63,7 +76,8 @@ static int v_set_rate_limit(void *o, unsigned index, const struct minivmm_rate_l
 
 struct api_ops api_vm_ops(struct minivmm *vm)
 {
-	return (struct api_ops){ .opaque = vm, .info = v_info, .counters = v_counters, .shutdown = v_shutdown,
+	return (struct api_ops){ .opaque = vm, .info = v_info, .counters = v_counters, .pause = v_pause,
+				 .resume = v_resume, .shutdown = v_shutdown,
 				 .net_count = v_net_count, .get_rate_limit = v_get_rate_limit,
 				 .set_rate_limit = v_set_rate_limit };
 }

@@ -6,7 +6,7 @@
 #include "minivmm.h"
 #include "vmm/api.h"
 
-/* vm.pause, vm.resume and vm.reboot are not among them yet (501). */
+/* vm.reboot is not among them yet (501). */
 struct api_ops api_vm_ops(struct minivmm *vm);
 
 #endif

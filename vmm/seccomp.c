@@ -206,8 +206,8 @@ static const struct seccomp_rule rules[] = {
 
 	/* ---- main: waits for the VM to stop, stops its threads, tears it down ---- */
 	{ SYS(exit_group), .roles = RL_MAIN, .why = "the process ends" },
-	{ SYS(tgkill), .roles = RL_MAIN, ARGS(PID(0), KICK(2)),
-	  .why = "kick each vCPU out of KVM_RUN when the VM stops" },
+	{ SYS(tgkill), .roles = RL_MAIN | RL_API, ARGS(PID(0), KICK(2)),
+	  .why = "kick each vCPU out of KVM_RUN when the VM stops (main) or pauses (vm.pause)" },
 	{ SYS(tgkill), .roles = RL_MAIN, ARGS(PID(0), ONE_OF(2, "sig", SIGTERM)),
 	  .why = "the minivmm command wakes its signal thread to end it" },
 	IOCTL(RL_MAIN | RL_SIGNALS, 0, "stdio asks whether stdout/stderr is a terminal", TCGETS),

@@ -101,7 +101,7 @@ void stats_take(struct minivmm *vm, struct stats_snapshot *s)
 		s->exited = true;
 		s->exit_status = vm->exit_status;
 	} else if (run == VM_RUNNING) {
-		s->state = vm_is_stopping(vm) ? "stopping" : "running";
+		s->state = vm_is_stopping(vm) ? "stopping" : minivmm_is_paused(vm) ? "paused" : "running";
 	} else {
 		s->state = "created";
 	}

@@ -215,6 +215,25 @@ static bool vcpu_handle_exit(struct vcpu *v)
 	}
 }
 
+/* Paused: out of KVM_RUN until resumed or stopped. What KVM queued of the
+ * console goes out first, so the output stands complete while paused. */
+static void vcpu_park(struct vcpu *v)
+{
+	struct vcpu_pause *p = v->ctx->pause;
+	coalesced_ring_drain(v->ctx->coalesced);
+	pthread_mutex_lock(&p->lock);
+	p->parked++;
+	pthread_cond_broadcast(&p->cond);
+	while (__atomic_load_n(&p->paused, __ATOMIC_ACQUIRE) && !__atomic_load_n(v->ctx->stopping, __ATOMIC_ACQUIRE))
+		pthread_cond_wait(&p->cond, &p->lock);
+	p->parked--;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	/* The kick that brought it here may have set immediate_exit after
+	 * KVM_RUN returned: clear it, or the next run returns at once. */
+	__atomic_store_n(&v->run->immediate_exit, 0, __ATOMIC_RELEASE);
+}
+
 static void *vcpu_thread_main(void *arg)
 {
 	struct vcpu *v = arg;
@@ -240,6 +259,10 @@ static void *vcpu_thread_main(void *arg)
 	}
 
 	while (!__atomic_load_n(v->ctx->stopping, __ATOMIC_ACQUIRE)) {
+		if (v->ctx->pause && __atomic_load_n(&v->ctx->pause->paused, __ATOMIC_ACQUIRE)) {
+			vcpu_park(v);
+			continue;
+		}
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
 			if (errno == EINTR || errno == EAGAIN)
 				continue;

@@ -19,6 +19,16 @@ struct ioapic;
 
 /* What a vCPU needs of its VM, and nothing more: the vCPU never sees the VM
  * object. Everything here is fixed before the first vCPU runs. */
+/* Pausing the vCPUs (minivmm_pause): each parks before its next KVM_RUN
+ * while `paused` is set, counted in `parked`; the VM kicks them to get
+ * there, and broadcasts `cond` to let them go (or when it stops). */
+struct vcpu_pause {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool paused;          /* atomic read in the run loop */
+	unsigned parked;
+};
+
 struct vcpu_context {
 	int vm_fd;
 	int run_size;                       /* size of the kvm_run mapping */
@@ -33,6 +43,7 @@ struct vcpu_context {
 	int kick_signal;                    /* interrupts KVM_RUN (vcpu_install_kick_handler) */
 	const struct confine *confine;      /* each vCPU thread confines itself */
 	struct ioapic *ioapic;              /* split irqchip: where level EOIs go; else NULL */
+	struct vcpu_pause *pause;           /* NULL: never paused (tests) */
 };
 
 #define VCPU_CRASH_REPORT 2048              /* bytes of a crash report */

@@ -621,6 +621,7 @@ static int vm_create_vcpus(struct minivmm *vm, const struct boot_entry *entry, s
 		.machine = &vm->events,
 		.stopping = &vm->stopping, .kick_signal = vm->cfg.kick_signal,
 		.confine = &vm->confine, .ioapic = irqchip_ioapic(&vm->irqchip),
+		.pause = &vm->pause,
 	};
 	for (unsigned i = 0; i < vm->ncpus; i++) {
 		int pin = i < vm->cfg.nr_vcpu_cpus ? vm->cfg.vcpu_cpus[i] : -1;
@@ -727,6 +728,9 @@ int minivmm_create(const struct minivmm_config *cfg, struct minivmm **out, char 
 	vm->run_state = VM_CREATED;
 	pthread_mutex_init(&vm->wait_lock, NULL);
 	pthread_mutex_init(&vm->log_lock, NULL);
+	pthread_mutex_init(&vm->pause.lock, NULL);
+	pthread_cond_init(&vm->pause.cond, NULL);
+	pthread_mutex_init(&vm->pause_op, NULL);
 	vm->log_holding = true;
 	bus_init(&vm->pio_bus, "port I/O");
 	bus_init(&vm->mmio_bus, "MMIO");
@@ -760,6 +764,10 @@ int minivmm_create(const struct minivmm_config *cfg, struct minivmm **out, char 
 static void vm_stop_vcpus(struct minivmm *vm)
 {
 	__atomic_store_n(&vm->stopping, true, __ATOMIC_RELEASE);
+	/* Parked ones (paused) wait on the condition, not in KVM_RUN. */
+	pthread_mutex_lock(&vm->pause.lock);
+	pthread_cond_broadcast(&vm->pause.cond);
+	pthread_mutex_unlock(&vm->pause.lock);
 	for (unsigned i = 0; i < vm->ncpus; i++)
 		vcpu_kick(&vm->vcpus[i]);
 	for (unsigned i = 0; i < vm->ncpus; i++)
@@ -945,8 +953,96 @@ void minivmm_destroy(struct minivmm *vm)
 		close(vm->stop_fd);
 	pthread_mutex_destroy(&vm->wait_lock);
 	pthread_mutex_destroy(&vm->log_lock);
+	pthread_mutex_destroy(&vm->pause.lock);
+	pthread_cond_destroy(&vm->pause.cond);
+	pthread_mutex_destroy(&vm->pause_op);
 	free(vm->log_held);
 	coalesced_ring_destroy(&vm->coalesced);
 	vm_trace(vm, "torn down");
 	free(vm);
+}
+
+/* ---- pause and resume (minivmm_pause) --------------------------------- */
+
+#define PAUSE_WAIT_MS 2000   /* for vCPUs to park and workers to go idle */
+
+static int pause_fail(char *errbuf, size_t errlen, int rc, const char *what)
+{
+	if (errbuf && errlen)
+		snprintf(errbuf, errlen, "%s", what);
+	return rc;
+}
+
+int minivmm_pause(struct minivmm *vm, char *errbuf, size_t errlen)
+{
+	if (!vm)
+		return pause_fail(errbuf, errlen, -EINVAL, "minivmm_pause: vm is NULL");
+	pthread_mutex_lock(&vm->pause_op);
+	int rc = 0;
+	if (__atomic_load_n(&vm->run_state, __ATOMIC_ACQUIRE) != VM_RUNNING || vm_is_stopping(vm))
+		rc = pause_fail(errbuf, errlen, -ESHUTDOWN, "the VM is not running");
+	else if (__atomic_load_n(&vm->pause.paused, __ATOMIC_ACQUIRE))
+		rc = pause_fail(errbuf, errlen, -EALREADY, "the VM is paused already");
+	if (rc) {
+		pthread_mutex_unlock(&vm->pause_op);
+		return rc;
+	}
+	/* vCPUs first: the guest stops making frames, then the workers let
+	 * what is in flight finish and stand still. */
+	__atomic_store_n(&vm->pause.paused, true, __ATOMIC_RELEASE);
+	for (unsigned i = 0; i < vm->ncpus; i++)
+		vcpu_kick(&vm->vcpus[i]);
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += PAUSE_WAIT_MS / 1000;
+	pthread_mutex_lock(&vm->pause.lock);
+	while (vm->pause.parked < vm->ncpus && !vm_is_stopping(vm) &&
+	       pthread_cond_timedwait(&vm->pause.cond, &vm->pause.lock, &until) == 0) {
+	}
+	bool parked = vm->pause.parked == vm->ncpus;
+	pthread_mutex_unlock(&vm->pause.lock);
+	for (unsigned i = 0; parked && i < vm->nr_nets; i++)
+		if (virtio_net_pause(vm->net[i], true, PAUSE_WAIT_MS) < 0)
+			parked = false;
+	if (!parked) {
+		/* Half paused is no state to leave a VM in: as it was. */
+		for (unsigned i = 0; i < vm->nr_nets; i++)
+			virtio_net_pause(vm->net[i], false, 0);
+		__atomic_store_n(&vm->pause.paused, false, __ATOMIC_RELEASE);
+		pthread_mutex_lock(&vm->pause.lock);
+		pthread_cond_broadcast(&vm->pause.cond);
+		pthread_mutex_unlock(&vm->pause.lock);
+		rc = pause_fail(errbuf, errlen, vm_is_stopping(vm) ? -ESHUTDOWN : -ETIMEDOUT,
+				vm_is_stopping(vm) ? "the VM stopped while pausing"
+						   : "the VM did not pause within 2 s (a vCPU or a queue worker did not stop); it runs on");
+	}
+	pthread_mutex_unlock(&vm->pause_op);
+	return rc;
+}
+
+int minivmm_resume(struct minivmm *vm, char *errbuf, size_t errlen)
+{
+	if (!vm)
+		return pause_fail(errbuf, errlen, -EINVAL, "minivmm_resume: vm is NULL");
+	pthread_mutex_lock(&vm->pause_op);
+	int rc = 0;
+	if (!__atomic_load_n(&vm->pause.paused, __ATOMIC_ACQUIRE)) {
+		rc = pause_fail(errbuf, errlen, -EALREADY, "the VM is not paused");
+	} else {
+		/* Workers first: frames the guest made before the pause go out
+		 * before it makes more. */
+		for (unsigned i = 0; i < vm->nr_nets; i++)
+			virtio_net_pause(vm->net[i], false, 0);
+		__atomic_store_n(&vm->pause.paused, false, __ATOMIC_RELEASE);
+		pthread_mutex_lock(&vm->pause.lock);
+		pthread_cond_broadcast(&vm->pause.cond);
+		pthread_mutex_unlock(&vm->pause.lock);
+	}
+	pthread_mutex_unlock(&vm->pause_op);
+	return rc;
+}
+
+int minivmm_is_paused(const struct minivmm *vm)
+{
+	return vm && __atomic_load_n(&vm->pause.paused, __ATOMIC_ACQUIRE);
 }

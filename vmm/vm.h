@@ -62,6 +62,8 @@ struct minivmm {
 
 	struct vcpu *vcpus;
 	struct vcpu_context vcpu_ctx;
+	struct vcpu_pause pause;   /* minivmm_pause(): vCPUs parked, workers idle */
+	pthread_mutex_t pause_op;  /* one pause or resume at a time */
 	struct coalesced_ring coalesced;   /* KVM's queue of COM1 writes */
 	unsigned ncpus;
 	/* Being torn down: what KVM holds for the devices (ioeventfds,

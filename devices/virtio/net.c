@@ -526,6 +526,20 @@ static void vnet_rate_limit_init(struct virtio_net *n, const struct minivmm_net_
 	rate_limit_init(&n->tx_limit, &tx, now);
 }
 
+/* Wake every pair's worker as a guest kick would (it then sees what
+ * changed: a pause, a new rate limit). With n->lock held. */
+static void vnet_kick_pairs_locked(struct virtio_net *n)
+{
+	uint64_t one = 1;
+	for (unsigned p = 0; n->activated && p < n->nr_pairs; p++) {
+		int fds[2] = { n->qp[p].rx.kick_fd, n->qp[p].tx.kick_fd };
+		for (int d = 0; d < 2; d++)
+			if (fds[d] >= 0 && write(fds[d], &one, sizeof(one)) < 0) {
+				/* full: it wakes anyway */
+			}
+	}
+}
+
 void virtio_net_set_rate_limit(struct virtio_net *n, const struct minivmm_rate_limit *rx,
 			       const struct minivmm_rate_limit *tx)
 {
@@ -542,19 +556,34 @@ void virtio_net_set_rate_limit(struct virtio_net *n, const struct minivmm_rate_l
 	/* A pair waiting out a debt of the old limits asks the new ones now:
 	 * its worker wakes as on a kick, sees the limiter changed, and goes on. */
 	pthread_mutex_lock(&n->lock);
-	if (n->activated) {
-		uint64_t one = 1;
-		for (unsigned p = 0; p < n->nr_pairs; p++)
-			for (int d = 0; d < 2; d++) {
-				int fd = n->qp[p].tx.kick_fd;
-				if (d == 0)
-					fd = n->qp[p].rx.kick_fd;
-				if (fd >= 0 && write(fd, &one, sizeof(one)) < 0) {
-					/* full (it will wake anyway) */
-				}
-			}
+	vnet_kick_pairs_locked(n);
+	pthread_mutex_unlock(&n->lock);
+}
+
+int virtio_net_pause(struct virtio_net *n, bool pause, unsigned wait_ms)
+{
+	pthread_mutex_lock(&n->lock);
+	for (unsigned p = 0; p < n->nr_pairs; p++)
+		__atomic_store_n(&n->qp[p].paused, pause, __ATOMIC_RELEASE);
+	vnet_kick_pairs_locked(n);
+	/* Under the lock: no worker is started or stopped meanwhile (the
+	 * link thread waits), and the workers need it for nothing. */
+	int rc = 0;
+	for (unsigned waited = 0; pause && n->activated; waited++) {
+		bool all = true;
+		for (unsigned i = 0; i < n->nr_workers && all; i++)
+			all = net_worker_is_paused(n->worker[i]);
+		if (all)
+			break;
+		if (waited >= wait_ms) {
+			rc = -ETIMEDOUT;
+			break;
+		}
+		struct timespec ms = { .tv_nsec = 1000000 };
+		nanosleep(&ms, NULL);
 	}
 	pthread_mutex_unlock(&n->lock);
+	return rc;
 }
 
 void virtio_net_get_rate_limit(struct virtio_net *n, struct minivmm_rate_limit *rx, struct minivmm_rate_limit *tx)

@@ -92,6 +92,11 @@ int virtio_net_create(struct virtio_net **out, unsigned index, const struct mini
 		      unsigned auto_workers, struct vmm_err *err);
 void virtio_net_destroy(struct virtio_net *n);
 
+/* Pause (or resume) every pair: no new frame either way, what is in flight
+ * finishes. Pausing waits up to wait_ms for every worker to stand still:
+ * 0, or -ETIMEDOUT (the pairs stay paused; the caller resumes them). */
+int virtio_net_pause(struct virtio_net *n, bool pause, unsigned wait_ms);
+
 /* Rate limits, live (minivmm_net_set_rate_limit); NULL: as they are. */
 void virtio_net_set_rate_limit(struct virtio_net *n, const struct minivmm_rate_limit *rx,
 			       const struct minivmm_rate_limit *tx);
