@@ -36,7 +36,7 @@ pkgs_build="gcc binutils make libc6-dev liburing-dev libfdt-dev libseccomp-dev l
 pkgs_demo="iproute2 iputils-ping"
 [ -w /dev/kvm ] || pkgs_demo="$pkgs_demo qemu-system-x86 busybox-static cpio xz-utils kmod"
 pkgs_unit="linux-image-amd64 acpica-tools git"
-pkgs_test="git iproute2 iputils-ping qemu-system-x86 python3 device-tree-compiler man-db gdb procps jq \
+pkgs_test="git iproute2 iputils-ping qemu-system-x86 python3 device-tree-compiler man-db gdb procps jq curl \
  busybox-static cpio xz-utils kmod"
 pkgs_bench="qemu-system-x86 qemu-system-data gnuplot-nox python3 iproute2 ethtool iperf3 busybox-static \
  libxdp-dev libbpf-dev"
