@@ -32,13 +32,13 @@ run_vm() {
 	rc=$?
 }
 
-# wait_ready OUTFILE PID PATTERN WHAT: wait (10 s at most) for a line
-# matching PATTERN in OUTFILE while PID runs; else fail with WHAT and the
-# end of OUTFILE.
+# wait_ready OUTFILE PID PATTERN WHAT [SECONDS]: wait (10 s unless told)
+# for a line matching the extended regex PATTERN in OUTFILE while PID runs;
+# else fail with WHAT and the end of OUTFILE.
 wait_ready() {
-	local out=$1 pid=$2 pat=$3 what=$4 i
-	for ((i = 0; i < 200; i++)); do
-		grep -q -- "$pat" "$out" && return 0
+	local out=$1 pid=$2 pat=$3 what=$4 secs=${5:-10} i
+	for ((i = 0; i < secs * 20; i++)); do
+		grep -Eq -- "$pat" "$out" && return 0
 		kill -0 "$pid" 2> /dev/null || break
 		sleep 0.05
 	done

@@ -171,13 +171,7 @@ echo_ok() {
 
 # wait_line PATTERN SECONDS: until minivmm's output has a line matching it.
 wait_line() {
-	local i
-	for ((i = 0; i < $2 * 10; i++)); do
-		grep -Eq -- "$1" "$OUT" && return 0
-		kill -0 "$VM_PID" 2> /dev/null || break
-		sleep 0.1
-	done
-	fail "no line matching '$1' after $2 s: $(tail -c 600 "$OUT" | tr '\n' '|')"
+	wait_ready "$OUT" "$VM_PID" "$1" "no line matching '$1' after $2 s" "$2"
 }
 
 # The link thread reopens a tap deleted and made again under a running VM
