@@ -390,7 +390,8 @@ struct minivmm_net_stats {
 	unsigned queue_pairs;         /* pairs the device offers */
 	unsigned active_pairs;        /* pairs carrying traffic */
 	unsigned nr_workers;          /* worker threads now (0 before the driver is up) */
-	int link_up;                  /* the backend's interface is there (config status LINK_UP) */
+	int link_up;                  /* the guest sees carrier (config status LINK_UP): the backend's
+				       * interface is there and the link is not set down */
 	unsigned nr_queues;           /* entries written to queues[] */
 	unsigned nr_worker_entries;   /* entries written to workers[] */
 	uint64_t ctrl_commands, ctrl_errors;  /* control-queue commands, refused ones */
@@ -398,6 +399,7 @@ struct minivmm_net_stats {
 	 * to wait for the buckets; *_throttled_ns: time some queue of the
 	 * device waited. */
 	uint64_t rx_throttled, rx_throttled_ns, tx_throttled, tx_throttled_ns;
+	int link_set_down;            /* the link is set down (minivmm_net_set_link) */
 };
 
 static inline void minivmm_net_stats_init(struct minivmm_net_stats *s,
@@ -433,6 +435,15 @@ MINIVMM_API int minivmm_is_paused(const struct minivmm *vm);
 MINIVMM_API int minivmm_net_set_rate_limit(struct minivmm *vm, unsigned index,
 					   const struct minivmm_rate_limit *rx,
 					   const struct minivmm_rate_limit *tx, char *errbuf, size_t errlen);
+/* Set device `index`'s link down or up, as a cable pulled or put back:
+ * down, the guest sees no carrier (config status LINK_UP cleared, a
+ * configuration interrupt), what it sends is dropped and nothing is read
+ * for it from the backend; up, traffic goes on (frames that reached the
+ * backend meanwhile are delivered as far as its queue kept them). A link
+ * whose backend is gone stays down until both say up. 0, -EALREADY (it is
+ * so already), or -EINVAL (no such device), with a line in errbuf. Any
+ * thread. */
+MINIVMM_API int minivmm_net_set_link(struct minivmm *vm, unsigned index, int up, char *errbuf, size_t errlen);
 /* The limits in force (NULL: not wanted). 0 or -EINVAL. */
 MINIVMM_API int minivmm_net_get_rate_limit(struct minivmm *vm, unsigned index, struct minivmm_rate_limit *rx,
 					   struct minivmm_rate_limit *tx);

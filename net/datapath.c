@@ -587,11 +587,13 @@ void dp_rx_release_all(struct dp_queue *q)
 
 /* ---- TX ------------------------------------------------------------------ */
 
-int dp_tx_pop(struct dp_queue *q, struct guest_chain *c)
+/* The next TX frame; limited: as the rate limiter lets it (a frame that
+ * is dropped, not sent, owes it nothing). */
+static int dp_tx_take(struct dp_queue *q, struct guest_chain *c, bool limited)
 {
 	if (q->broken)
 		return -1;
-	if (q->qp->tx_limit) {
+	if (limited && q->qp->tx_limit) {
 		uint64_t w = rate_limit_wait(q->qp->tx_limit, dp_now_ns());
 		if (w) {
 			q->tx_throttle_wait = w;
@@ -619,7 +621,7 @@ int dp_tx_pop(struct dp_queue *q, struct guest_chain *c)
 				q->tx_waiting_kick = false;
 				q->ops->disable_kicks(q->qp->tx.ring);
 			}
-			if (q->qp->tx_limit)
+			if (limited && q->qp->tx_limit)
 				rate_limit_charge(q->qp->tx_limit, c->readable_len - q->qp->vnet_hdr_len, 1, dp_now_ns());
 			return 1;
 		}
@@ -630,6 +632,11 @@ int dp_tx_pop(struct dp_queue *q, struct guest_chain *c)
 		q->tx_waiting_kick = true;
 		return 0;
 	}
+}
+
+int dp_tx_pop(struct dp_queue *q, struct guest_chain *c)
+{
+	return dp_tx_take(q, c, true);
 }
 
 void dp_tx_done(struct dp_queue *q, uint16_t head, uint32_t readable_len, ssize_t n)
@@ -658,7 +665,7 @@ void dp_tx_complete(struct dp_queue *q, const struct guest_chain *c, ssize_t n)
 void dp_tx_drop_all(struct dp_queue *q)
 {
 	struct guest_chain c;
-	while (dp_tx_pop(q, &c) > 0) {
+	while (dp_tx_take(q, &c, false) > 0) {
 		q->ops->push(q->qp->tx.ring, c.head, 0);
 		q->tx_dirty = true;
 		NET_STAT_ADD(q->qp, tx_dropped, 1);

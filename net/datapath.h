@@ -162,8 +162,9 @@ bool dp_backend_error_is_fatal(int err);
  * tell the device once. Returns true if it was fatal. */
 bool dp_backend_failed(struct dp_queue *q, int err);
 
-/* While the backend is gone: take the guest's TX frames and drop them,
- * counted, so its ring keeps moving. */
+/* While the backend is gone or the link is set down: take the guest's TX
+ * frames and drop them, counted, so its ring keeps moving; the rate
+ * limiter neither holds them nor is charged for them. */
 void dp_tx_drop_all(struct dp_queue *q);
 
 /* A line for the user about this queue pair, at most one per second (the

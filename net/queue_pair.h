@@ -101,6 +101,10 @@ struct net_queue_pair {
 	/* The VM is paused (minivmm_pause): its worker takes no new frame
 	 * either way and lets what is in flight finish; atomic. */
 	bool paused;
+	/* The operator set the device's link down (minivmm_net_set_link): its
+	 * worker drops what the guest sends and reads nothing from the
+	 * backend, as a NIC without carrier; atomic. */
+	bool link_down;
 	/* The device's rate limiters (net/rate_limit.h), shared by its pairs;
 	 * NULL: that direction is not limited. Set before workers start. */
 	struct rate_limit *rx_limit, *tx_limit;
@@ -124,6 +128,11 @@ static inline void net_qp_set_rx_offloads(struct net_queue_pair *qp, unsigned of
 static inline bool net_qp_paused(const struct net_queue_pair *qp)
 {
 	return __atomic_load_n(&qp->paused, __ATOMIC_ACQUIRE);
+}
+
+static inline bool net_qp_link_down(const struct net_queue_pair *qp)
+{
+	return __atomic_load_n(&qp->link_down, __ATOMIC_ACQUIRE);
 }
 
 static inline bool net_qp_active(const struct net_queue_pair *qp)

@@ -357,9 +357,11 @@ int net_worker_run_epoll(struct net_worker *w)
 				ep_poll_backend(&l, i, false);   /* no new frame: no wake-ups for them */
 				continue;
 			}
-			if (w->qp[i]->dp->backend_gone) {
+			if (w->qp[i]->dp->backend_gone || net_qp_link_down(w->qp[i])) {
+				/* no I/O on a dead fd; none without carrier */
+				ep_poll_backend(&l, i, false);
 				ep_tx_drop_held(&l, i);
-				dp_tx_drop_all(w->qp[i]->dp);   /* no I/O on a dead fd */
+				dp_tx_drop_all(w->qp[i]->dp);
 				continue;
 			}
 			ep_tx(&l, i);

@@ -692,9 +692,10 @@ static void uring_service(struct uring_loop *l)
 		l->q[i].was_active = true;
 		if (net_qp_paused(l->w->qp[i]))
 			continue;   /* no new frame; what is in flight finishes */
-		if (dp->backend_gone) {
+		if (dp->backend_gone || net_qp_link_down(l->w->qp[i])) {
+			/* no I/O on a dead fd; none without carrier */
 			uring_tx_drop_held(l, i);
-			dp_tx_drop_all(dp);   /* no I/O on a dead fd */
+			dp_tx_drop_all(dp);
 			continue;
 		}
 		uring_tx(l, i);

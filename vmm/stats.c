@@ -313,6 +313,7 @@ static json_t *net_json(const struct stats_net *n)
 	put(&b, "queue_pairs", json_integer(d->queue_pairs));
 	put(&b, "active_pairs", json_integer(d->active_pairs));
 	put(&b, "link_up", json_boolean(d->link_up));
+	put(&b, "link_set_down", json_boolean(d->link_set_down));
 	put(&b, "queues", queues);
 	put(&b, "workers", workers);
 	put(&b, "ctrl_commands", json_u64(d->ctrl_commands));

@@ -56,7 +56,7 @@ static void vnet_config_bytes(const struct virtio_net *n, struct virtio_net_conf
 {
 	memset(c, 0, sizeof(*c));
 	memcpy(c->mac, n->mac, 6);
-	c->status = n->link_up ? VIRTIO_NET_S_LINK_UP : 0;
+	c->status = n->link_up && !n->link_set_down ? VIRTIO_NET_S_LINK_UP : 0;
 	c->max_virtqueue_pairs = (uint16_t)n->nr_pairs;
 	c->mtu = n->mtu;
 }
@@ -204,8 +204,13 @@ static void vnet_setup_pair(struct virtio_net *n, unsigned p, uint64_t features)
 {
 	struct net_queue_pair *qp = &n->qp[p];
 	struct net_queue_stats kept = qp->stats;   /* counters survive a reset */
+	bool paused = qp->paused;
 	memset(qp, 0, sizeof(*qp));
 	qp->stats = kept;
+	/* The operator's state survives the guest's: a driver that resets
+	 * its device finds the link as it was set and the VM as paused. */
+	qp->paused = paused;
+	qp->link_down = n->link_set_down;
 	qp->index = p;
 	qp->guest = &n->guest;
 	qp->rx = (struct net_ring){ .ring = &n->vq[vnet_rx_queue(p)],
@@ -558,6 +563,23 @@ void virtio_net_set_rate_limit(struct virtio_net *n, const struct minivmm_rate_l
 	pthread_mutex_lock(&n->lock);
 	vnet_kick_pairs_locked(n);
 	pthread_mutex_unlock(&n->lock);
+}
+
+int virtio_net_set_link(struct virtio_net *n, bool up)
+{
+	pthread_mutex_lock(&n->lock);
+	if (n->link_set_down == !up) {
+		pthread_mutex_unlock(&n->lock);
+		return -EALREADY;
+	}
+	n->link_set_down = !up;
+	for (unsigned p = 0; p < n->nr_pairs; p++)
+		__atomic_store_n(&n->qp[p].link_down, !up, __ATOMIC_RELEASE);
+	/* Up: RX waits for no kick from the guest, its buffers are there. */
+	vnet_kick_pairs_locked(n);
+	pthread_mutex_unlock(&n->lock);
+	virtio_mmio_config_changed(n->transport);
+	return 0;
 }
 
 int virtio_net_pause(struct virtio_net *n, bool pause, unsigned wait_ms)

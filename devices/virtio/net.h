@@ -68,7 +68,8 @@ struct virtio_net {
 	struct vnet_rx_filter filter;
 
 	/* The backend's link (net_link.c): down while its interface is gone. */
-	bool link_up;                      /* under lock; config status LINK_UP */
+	bool link_up;                      /* under lock: the interface is there */
+	bool link_set_down;                /* under lock: the operator set it down */
 	int link_lost_err;                 /* -errno of the last loss (atomic) */
 	int link_wake_fd, link_stop_fd;
 	struct link_events *link_events;   /* RTNLGRP_LINK, read by the link thread */
@@ -96,6 +97,9 @@ void virtio_net_destroy(struct virtio_net *n);
  * finishes. Pausing waits up to wait_ms for every worker to stand still:
  * 0, or -ETIMEDOUT (the pairs stay paused; the caller resumes them). */
 int virtio_net_pause(struct virtio_net *n, bool pause, unsigned wait_ms);
+
+/* Set the link down or up (minivmm_net_set_link): 0, or -EALREADY. */
+int virtio_net_set_link(struct virtio_net *n, bool up);
 
 /* Rate limits, live (minivmm_net_set_rate_limit); NULL: as they are. */
 void virtio_net_set_rate_limit(struct virtio_net *n, const struct minivmm_rate_limit *rx,

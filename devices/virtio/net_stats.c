@@ -82,7 +82,8 @@ void virtio_net_stats(struct virtio_net *n, struct minivmm_net_stats *d,
 	d->queue_pairs = n->nr_pairs;
 	d->active_pairs = n->active_pairs;
 	d->nr_workers = n->nr_workers;
-	d->link_up = n->link_up;
+	d->link_up = n->link_up && !n->link_set_down;
+	d->link_set_down = n->link_set_down;
 	d->nr_queues = n->nr_pairs;
 	for (unsigned p = 0; p < n->nr_pairs; p++)
 		vnet_queue_stats(n, p, &q[p]);

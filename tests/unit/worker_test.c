@@ -665,3 +665,62 @@ Test(worker, paused_mid_traffic_moves_nothing_and_resumes_where_it_stopped, .tim
 		rate_limit_destroy(&rl);
 	}
 }
+
+/* ---- the link set down ---------------------------------------------------------- */
+
+static uint64_t tx_dropped(struct wenv *e)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < e->nr_qps; i++)
+		n += __atomic_load_n(&e->qp[i].stats.tx_dropped, __ATOMIC_RELAXED);
+	return n;
+}
+
+static bool wait_tx_frames_or_dropped(struct wenv *e, uint64_t want, int seconds)
+{
+	for (int i = 0; i < seconds * 1000; i++) {
+		if (tx_frames(e) + tx_dropped(e) >= want)
+			return true;
+		struct timespec ms = { .tv_nsec = 1000000 };
+		nanosleep(&ms, NULL);
+	}
+	return false;
+}
+
+/* The link set down in the middle of TX (held to 1000 frames a second):
+ * what the guest sends from then on is dropped at once, counted, the rate
+ * limiter not waited for, nothing written. (That traffic goes on once the
+ * link is up again is tested through a guest: test_api.sh.) Both
+ * engines. */
+Test(worker, link_set_down_drops_what_the_guest_sends_without_waiting_for_the_limiter, .timeout = 60)
+{
+	for (int engine = 0; engine < 2; engine++) {
+		struct wenv *e = wenv_new(4, FRAMES_PER_QP, open_dev_null);
+		struct rate_limit rl;
+		struct rate_limit_config c = { .ops = { .size = 20, .refill_time_ms = 20 } };
+		rate_limit_init(&rl, &c, dp_now_ns());
+		for (unsigned i = 0; i < e->nr_qps; i++)
+			e->qp[i].tx_limit = &rl;
+		struct net_worker *w = wenv_start(e, engine ? NET_ENGINE_EPOLL : NET_ENGINE_URING);
+		struct timespec t = { .tv_nsec = 150 * 1000000 };
+		nanosleep(&t, NULL);
+		for (unsigned i = 0; i < e->nr_qps; i++)
+			__atomic_store_n(&e->qp[i].link_down, true, __ATOMIC_RELEASE);
+		kick_all(e);
+		cr_expect(wait_tx_frames_or_dropped(e, 4ull * FRAMES_PER_QP, 5),
+			  "engine %d: %llu written and %llu dropped of %u", engine, (unsigned long long)tx_frames(e),
+			  (unsigned long long)tx_dropped(e), 4 * FRAMES_PER_QP);
+		uint64_t written = tx_frames(e);
+		cr_assert(written > 0 && written < 4ull * FRAMES_PER_QP / 2,
+			  "engine %d: %llu frames written before the link went down (1000/s for 150 ms)", engine,
+			  (unsigned long long)written);
+		nanosleep(&t, NULL);
+		cr_assert_eq(tx_frames(e), written, "engine %d: frames written while the link was down", engine);
+		cr_assert_eq(tx_frames(e) + tx_dropped(e), 4ull * FRAMES_PER_QP, "engine %d: every frame once", engine);
+		cr_assert_eq(e->fails, 0, "%s", e->fail_why);
+		net_worker_stop(w);
+		cr_assert_eq(tx_errors(e), 0u);
+		wenv_free(e);
+		rate_limit_destroy(&rl);
+	}
+}
