@@ -145,6 +145,54 @@ static int ep_rate_limit(const struct api_ops *ops, bool put, unsigned index, co
 	return 204;
 }
 
+/* Device `index`'s object of vm.counters (its queues, workers, link). */
+static int ep_net_counters(const struct api_ops *ops, unsigned index, char **out)
+{
+	if (!ops->net_count || index >= ops->net_count(ops->opaque))
+		return answer_error(404, out, "no network device %u", index);
+	json_t *all = ops->counters ? ops->counters(ops->opaque) : NULL;
+	json_t *dev = json_array_get(json_object_get(all, "net"), index);
+	json_incref(dev);
+	json_decref(all);
+	if (!dev)
+		return answer_error(500, out, "cannot read the counters of device %u", index);
+	return answer_json(dev, 200, out);
+}
+
+static int ep_link(const struct api_ops *ops, bool put, unsigned index, const char *body, size_t blen, char **out)
+{
+	if (!ops->net_count || index >= ops->net_count(ops->opaque))
+		return answer_error(404, out, "no network device %u", index);
+	if (!put) {
+		json_t *all = ops->counters ? ops->counters(ops->opaque) : NULL;
+		json_t *dev = json_array_get(json_object_get(all, "net"), index);
+		json_t *up = json_object_get(dev, "link_up"), *set_down = json_object_get(dev, "link_set_down");
+		int rc = json_is_boolean(up) && json_is_boolean(set_down) ?
+				 answer_json(json_pack("{s:b, s:b}", "up", json_is_true(up), "set_down",
+						       json_is_true(set_down)), 200, out) :
+				 answer_error(500, out, "cannot read the link of device %u", index);
+		json_decref(all);
+		return rc;
+	}
+	json_error_t e;
+	json_t *j = json_loadb(body ? body : "", blen, JSON_REJECT_DUPLICATES, &e);
+	if (!j)
+		return answer_error(400, out, "the body is not JSON: %s", e.text);
+	int up = 0;
+	int bad = json_unpack_ex(j, &e, JSON_STRICT, "{s:b}", "up", &up);
+	json_decref(j);
+	if (bad < 0)
+		return answer_error(400, out, "%s (the body is {\"up\": true} or {\"up\": false})", e.text);
+	if (!ops->set_link)
+		return answer_error(501, out, "setting the link is not available here");
+	char why[200] = "";
+	int rc = ops->set_link(ops->opaque, index, up, why, sizeof(why));
+	if (rc)
+		return answer_error(rc, out, "%s", why);
+	*out = NULL;
+	return 204;
+}
+
 typedef int (*action_fn)(void *opaque, char *why, size_t len);
 
 static int ep_action(const struct api_ops *ops, action_fn fn, const char *name, char **out)
@@ -198,7 +246,7 @@ int api_handle(const struct api_ops *ops, const char *method, const char *url, c
 			return ep_action(ops, ops->reboot, "vm.reboot", out);
 		}
 	}
-	/* vm.net/<index>/rate-limit */
+	/* vm.net/<index>/{rate-limit,link,counters} */
 	unsigned index = 0;
 	const char *p = ep;
 	if (strncmp(p, "vm.net/", 7) == 0 && p[7] >= '0' && p[7] <= '9') {
@@ -209,6 +257,16 @@ int api_handle(const struct api_ops *ops, const char *method, const char *url, c
 			if (!get && !put)
 				return answer_error(405, out, "rate-limit takes GET or PUT, not %s", method);
 			return ep_rate_limit(ops, put, index, body, len, out);
+		}
+		if (strcmp(p, "/link") == 0) {
+			if (!get && !put)
+				return answer_error(405, out, "link takes GET or PUT, not %s", method);
+			return ep_link(ops, put, index, body, len, out);
+		}
+		if (strcmp(p, "/counters") == 0) {
+			if (!get)
+				return answer_error(405, out, "counters takes GET, not %s", method);
+			return ep_net_counters(ops, index, out);
 		}
 	}
 	return answer_error(404, out, "no such endpoint: %s", url);

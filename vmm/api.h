@@ -5,7 +5,8 @@
  * Endpoints are named as Cloud Hypervisor's where they mean the same
  * (/api/v1/vmm.ping, vm.info, vm.counters, vm.pause, vm.resume,
  * vm.shutdown, vm.reboot), so tools written for its API need the least
- * change, plus the network's own (a device's rate limits). What they do is
+ * change, plus the network's own (a device's counters per queue, its link,
+ * its rate limits). What they do is
  * the VM's: the server calls the operations it is given (struct api_ops),
  * the embedding API's in the minivmm command, fakes in the unit tests.
  * A bad request gets a 4xx and one JSON line {"error": "..."}; nothing a
@@ -14,6 +15,7 @@
 #define MINIVMM_VMM_API_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -37,6 +39,8 @@ struct api_ops {
 			      struct minivmm_rate_limit *tx);
 	int (*set_rate_limit)(void *opaque, unsigned index, const struct minivmm_rate_limit *rx,
 			      const struct minivmm_rate_limit *tx, char *why, size_t len);
+	/* The link set down (up false) or up: 0, 409 (it is so already). */
+	int (*set_link)(void *opaque, unsigned index, bool up, char *why, size_t len);
 };
 
 struct api_server;

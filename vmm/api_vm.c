@@ -74,10 +74,16 @@ static int v_set_rate_limit(void *o, unsigned index, const struct minivmm_rate_l
 	return minivmm_net_set_rate_limit(o, index, rx, tx, why, len) < 0 ? 400 : 0;
 }
 
+static int v_set_link(void *o, unsigned index, bool up, char *why, size_t len)
+{
+	int rc = minivmm_net_set_link(o, index, up, why, len);
+	return rc == -EALREADY ? 409 : rc < 0 ? 400 : 0;
+}
+
 struct api_ops api_vm_ops(struct minivmm *vm)
 {
 	return (struct api_ops){ .opaque = vm, .info = v_info, .counters = v_counters, .pause = v_pause,
 				 .resume = v_resume, .shutdown = v_shutdown,
 				 .net_count = v_net_count, .get_rate_limit = v_get_rate_limit,
-				 .set_rate_limit = v_set_rate_limit };
+				 .set_rate_limit = v_set_rate_limit, .set_link = v_set_link };
 }

@@ -16,6 +16,7 @@
 
 struct fake {
 	int paused, shutdowns;
+	bool link_down[2];
 	struct minivmm_rate_limit rx, tx;
 	unsigned sets;
 };
@@ -87,10 +88,33 @@ static json_t *f_info(void *o)
 	return json_pack("{s:s}", "state", ((struct fake *)o)->paused ? "Paused" : "Running");
 }
 
+static json_t *f_counters(void *o)
+{
+	struct fake *f = o;
+	json_t *net = json_array();
+	for (unsigned k = 0; k < 2; k++)
+		json_array_append_new(net, json_pack("{s:s+, s:b, s:b, s:[{s:i, s:i}]}", "name", "net",
+						     k ? "1" : "0", "link_up", !f->link_down[k], "link_set_down",
+						     f->link_down[k], "queues", "queue", 0, "rx_frames", 10 + k));
+	return json_pack("{s:o}", "net", net);
+}
+
+static int f_set_link(void *o, unsigned index, bool up, char *why, size_t len)
+{
+	struct fake *f = o;
+	if (f->link_down[index] == !up) {
+		snprintf(why, len, "net%u's link is %s already", index, up ? "up" : "set down");
+		return 409;
+	}
+	f->link_down[index] = !up;
+	return 0;
+}
+
 static struct fake fk;
 static const struct api_ops fake_ops = {
-	.opaque = &fk, .info = f_info, .pause = f_pause, .resume = f_resume, .shutdown = f_shutdown,
-	.net_count = f_net_count, .get_rate_limit = f_get, .set_rate_limit = f_set,
+	.opaque = &fk, .info = f_info, .counters = f_counters, .pause = f_pause, .resume = f_resume,
+	.shutdown = f_shutdown, .net_count = f_net_count, .get_rate_limit = f_get, .set_rate_limit = f_set,
+	.set_link = f_set_link,
 };
 
 static int call(const char *method, const char *url, const char *body, char **out)
@@ -184,6 +208,51 @@ Test(api, rate_limits_get_and_put_as_firecracker_names_them)
 		free(out);
 	}
 	cr_assert_eq(fk.sets, sets, "nothing set by a refused request");
+}
+
+Test(api, a_device_s_link_down_and_up_and_its_counters)
+{
+	memset(&fk, 0, sizeof(fk));
+	char *out;
+	cr_assert_eq(call("GET", "/api/v1/vm.net/1/link", NULL, &out), 200);
+	cr_assert_str_eq(out, "{\"up\":true,\"set_down\":false}");
+	free(out);
+	cr_assert_eq(call("PUT", "/api/v1/vm.net/1/link", "{\"up\":false}", &out), 204);
+	cr_assert(fk.link_down[1] && !fk.link_down[0]);
+	cr_assert_eq(call("GET", "/api/v1/vm.net/1/link", NULL, &out), 200);
+	cr_assert_str_eq(out, "{\"up\":false,\"set_down\":true}");
+	free(out);
+	cr_assert_eq(call("PUT", "/api/v1/vm.net/1/link", "{\"up\":false}", &out), 409);
+	cr_assert_str_eq(out, "{\"error\":\"net1's link is set down already\"}");
+	free(out);
+	static const char *const bad[] = { "", "{}", "{\"up\":1}", "{\"up\":true,\"x\":1}", "[true]",
+					   "{\"up\":\"yes\"}" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_eq(call("PUT", "/api/v1/vm.net/0/link", bad[i], &out), 400, "'%s'", bad[i]);
+		cr_assert_eq(strncmp(out, "{\"error\":\"", 10), 0, "%s", out);
+		free(out);
+	}
+	cr_assert(!fk.link_down[0], "nothing set by a refused request");
+	cr_assert_eq(call("PUT", "/api/v1/vm.net/1/link", "{\"up\":true}", &out), 204);
+	cr_assert(!fk.link_down[1]);
+	cr_assert_eq(call("PUT", "/api/v1/vm.net/2/link", "{\"up\":true}", &out), 404);
+	free(out);
+	cr_assert_eq(call("DELETE", "/api/v1/vm.net/0/link", NULL, &out), 405);
+	free(out);
+
+	cr_assert_eq(call("GET", "/api/v1/vm.net/1/counters", NULL, &out), 200);
+	json_t *j = json_loads(out, 0, NULL);
+	free(out);
+	const char *name = NULL;
+	int frames = 0;
+	cr_assert_eq(json_unpack(j, "{s:s, s:[{s:i}]}", "name", &name, "queues", "rx_frames", &frames), 0);
+	cr_assert_str_eq(name, "net1");
+	cr_assert_eq(frames, 11, "device 1's own queues");
+	json_decref(j);
+	cr_assert_eq(call("PUT", "/api/v1/vm.net/1/counters", NULL, &out), 405);
+	free(out);
+	cr_assert_eq(call("GET", "/api/v1/vm.net/7/counters", NULL, &out), 404);
+	free(out);
 }
 
 /* ---- over the socket ------------------------------------------------------------ */
