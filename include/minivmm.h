@@ -67,14 +67,14 @@ extern "C" {
 #endif
 
 /* The library's interface version. The major number is the shared
- * library's soname (libminivmm.so.3): it changes whenever a struct below
+ * library's soname (libminivmm.so.4): it changes whenever a struct below
  * changes layout or a function changes meaning. Statistics structs grow
  * without a new major (they carry their size). The minor number counts
  * additions within a major. */
-#define MINIVMM_API_VERSION_MAJOR 3
+#define MINIVMM_API_VERSION_MAJOR 4
 #define MINIVMM_API_VERSION_MINOR 0
 
-/* "3.0 (<release of the build>)": "3.0 (0.3.0+git8d0ca88)" */
+/* "4.0 (<release of the build>)": "4.0 (0.3.0+git8d0ca88)" */
 MINIVMM_API const char *minivmm_version(void);
 
 enum minivmm_serial_mode {
