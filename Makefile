@@ -22,7 +22,10 @@
 # XDP=0 builds without the AF_XDP backend (no libxdp, libbpf; --version says
 # so); HOSTNET=0 without a tap's ip= and bridge= and the link events (no
 # libmnl; the default of STATIC=1, since Debian has no libmnl.a; --version
-# says so); SAN=... and STATIC=1 as above.
+# says so); API_SOCKET=0 without --api-socket (no libmicrohttpd; the
+# default of STATIC=1, since Debian's libmicrohttpd.a needs gnutls and
+# p11-kit, which has no static library; --version says so); SAN=... and
+# STATIC=1 as above.
 #
 # The build installs nothing: a missing build dependency stops it with one
 # line naming the Debian package (scripts/check-build-deps.sh).
@@ -45,6 +48,7 @@ STATIC  ?=
 WERROR  ?= 1
 XDP     ?= 1
 HOSTNET ?= $(if $(STATIC),0,1)
+API_SOCKET ?= $(if $(STATIC),0,1)
 
 # The release is the VERSION file; a git checkout of the project adds its
 # commit as build metadata: 0.3.0+git8d0ca88-dirty.
@@ -61,7 +65,8 @@ PROJECT_CFLAGS := -std=gnu11 -Wall -Wextra $(WERROR_FLAG) -Wshadow -Wpointer-ari
            -Wmissing-prototypes -Wstrict-prototypes -Wformat=2 \
            -D_GNU_SOURCE -I. -Iinclude -MMD -MP \
            -DMINIVMM_VERSION='"$(VERSION)"' -DMINIVMM_XDP=$(if $(filter 1,$(XDP)),1,0) \
-           -DMINIVMM_HOSTNET=$(if $(filter 1,$(HOSTNET)),1,0)
+           -DMINIVMM_HOSTNET=$(if $(filter 1,$(HOSTNET)),1,0) \
+           -DMINIVMM_API_SOCKET=$(if $(filter 1,$(API_SOCKET)),1,0)
 CFLAGS  ?= -O2 -g
 PROJECT_LIBS := -luring -lfdt $(if $(filter 1,$(XDP)),-lxdp -lbpf) -lseccomp -ljansson $(if $(filter 1,$(HOSTNET)),-lmnl) -lpthread
 
@@ -99,8 +104,10 @@ HOST_LIBS     = $(PROJECT_LIBS) $(LDLIBS)
 
 # The program: the command line and the process-wide duties (signals,
 # stdio, terminal). Everything else is libminivmm.
-PROG_SRCS := vmm/main.c vmm/cli.c vmm/net_config.c vmm/cpulist.c vmm/process.c vmm/api.c vmm/api_vm.c
-LIB_SRCS  := $(filter-out $(PROG_SRCS),$(wildcard base/*.c vmm/*.c devices/*.c devices/virtio/*.c net/*.c boot/*.c))
+# API_SOCKET=0: vmm/api_none.c refuses --api-socket instead of vmm/api.c.
+PROG_SRCS := vmm/main.c vmm/cli.c vmm/net_config.c vmm/cpulist.c vmm/process.c vmm/api_vm.c \
+             $(if $(filter 1,$(API_SOCKET)),vmm/api.c,vmm/api_none.c)
+LIB_SRCS  := $(filter-out $(PROG_SRCS) vmm/api.c vmm/api_none.c,$(wildcard base/*.c vmm/*.c devices/*.c devices/virtio/*.c net/*.c boot/*.c))
 # XDP=0: net/xdp_none.c refuses the AF_XDP backend instead.
 ifeq ($(XDP),1)
 LIB_SRCS  := $(filter-out net/xdp_none.c,$(LIB_SRCS))
@@ -144,6 +151,9 @@ endif
 ifneq ($(HOSTNET),1)
 UNIT_SRCS := $(filter-out tests/unit/host_link_test.c,$(UNIT_SRCS))
 endif
+ifneq ($(API_SOCKET),1)
+UNIT_SRCS := $(filter-out tests/unit/api_test.c,$(UNIT_SRCS))
+endif
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/obj/%.o)
 UNIT_BIN  := $(BUILD)/unit-tests
 
@@ -170,7 +180,7 @@ endif
 
 # Checked (never installed) once per build directory, and again when the
 # check or the knobs it depends on change.
-DEPS_ARGS := xdp=$(if $(filter 1,$(XDP)),1,0) hostnet=$(if $(filter 1,$(HOSTNET)),1,0) static=$(if $(STATIC),1,0) unit=$(if $(STATIC),0,1)
+DEPS_ARGS := xdp=$(if $(filter 1,$(XDP)),1,0) hostnet=$(if $(filter 1,$(HOSTNET)),1,0) api=$(if $(filter 1,$(API_SOCKET)),1,0) static=$(if $(STATIC),1,0) unit=$(if $(STATIC),0,1)
 $(DEPS_OK): scripts/check-build-deps.sh $(BUILD)/.deps-args
 	@mkdir -p $(@D)
 	@CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" scripts/check-build-deps.sh $(DEPS_ARGS)
@@ -232,7 +242,7 @@ FORCE:
 # static archive, minivmm_* only.
 # The API socket (vmm/api.c, --api-socket) is the program's: libmicrohttpd
 # is linked into it, not into libminivmm.
-PROG_LIBS := -lmicrohttpd
+PROG_LIBS := $(if $(filter 1,$(API_SOCKET)),-lmicrohttpd)
 $(BIN): $(PROG_OBJS) $(LIB)
 	$(CC) $(HOST_LDFLAGS) -o $@ $^ $(PROG_LIBS) $(HOST_LIBS)
 

@@ -4,17 +4,18 @@
 # machine; name the Debian package of whatever is missing, in one line.
 # `scripts/install-deps.sh` installs them (the README's first step).
 #
-#   scripts/check-build-deps.sh [xdp=0|1] [hostnet=0|1] [static=0|1] [unit=0|1]
+#   scripts/check-build-deps.sh [xdp=0|1] [hostnet=0|1] [api=0|1] [static=0|1] [unit=0|1]
 #
 # CC (default cc) is the compiler the build uses: each header is checked by
 # preprocessing an #include of it with that compiler and its CPPFLAGS.
 set -u
 cc=${CC:-cc}
-xdp=1 hostnet=1 static=0 unit=1
+xdp=1 hostnet=1 api=1 static=0 unit=1
 for a in "$@"; do
 	case "$a" in
 	xdp=*) xdp=${a#xdp=} ;;
 	hostnet=*) hostnet=${a#hostnet=} ;;
+	api=*) api=${a#api=} ;;
 	static=*) static=${a#static=} ;;
 	unit=*) unit=${a#unit=} ;;
 	*) echo "check-build-deps.sh: unknown argument '$a'" >&2; exit 2 ;;
@@ -22,7 +23,8 @@ for a in "$@"; do
 done
 
 # header  Debian package
-need="liburing.h:liburing-dev libfdt.h:libfdt-dev seccomp.h:libseccomp-dev jansson.h:libjansson-dev microhttpd.h:libmicrohttpd-dev"
+need="liburing.h:liburing-dev libfdt.h:libfdt-dev seccomp.h:libseccomp-dev jansson.h:libjansson-dev"
+[ "$api" = 1 ] && need="$need microhttpd.h:libmicrohttpd-dev"
 [ "$hostnet" = 1 ] && need="$need libmnl/libmnl.h:libmnl-dev"
 [ "$unit" = 1 ] && need="$need criterion/criterion.h:libcriterion-dev"
 [ "$xdp" = 1 ] && need="$need xdp/libxdp.h:libxdp-dev bpf/libbpf.h:libbpf-dev"
@@ -49,6 +51,14 @@ done
 if [ -z "$missing" ] && [ "$static" = 1 ] && [ "$hostnet" = 1 ] &&
 	[ "$($cc -print-file-name=libmnl.a)" = libmnl.a ]; then
 	echo "minivmm build: STATIC=1 HOSTNET=1 needs libmnl.a, which Debian's libmnl-dev does not ship: build libmnl from its source, or leave HOSTNET=0" >&2
+	exit 1
+fi
+# A static link with the API socket needs libmicrohttpd.a's gnutls, and
+# gnutls's p11-kit has no static library in Debian (API_SOCKET=0 is
+# STATIC=1's default for that).
+if [ -z "$missing" ] && [ "$static" = 1 ] && [ "$api" = 1 ] &&
+	[ "$($cc -print-file-name=libp11-kit.a)" = libp11-kit.a ]; then
+	echo "minivmm build: STATIC=1 API_SOCKET=1 needs a static libmicrohttpd and its gnutls, whose p11-kit Debian ships no libp11-kit.a for: build libmicrohttpd without TLS from its source, or leave API_SOCKET=0" >&2
 	exit 1
 fi
 [ -z "$missing" ] && exit 0

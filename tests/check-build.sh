@@ -7,7 +7,8 @@
 #   - Debian's own build flags (dpkg-buildflags: CPPFLAGS with
 #     -D_FORTIFY_SOURCE=2, hardening CFLAGS and LDFLAGS) are honoured and
 #     build cleanly with -Werror; XDP=0 builds without libxdp/libbpf and
-#     HOSTNET=0 without libmnl, --version says so and reports the VERSION
+#     HOSTNET=0 without libmnl, API_SOCKET=0 without libmicrohttpd,
+#     --version says so and reports the VERSION
 #     file, and xdp=, ip= and bridge= are refused in one line saying why;
 #   - make install DESTDIR=... puts the files in place, make uninstall
 #     takes every one of them away again;
@@ -45,18 +46,19 @@ grep -q '^minivmm build: missing liburing.h: install the Debian package(s) libur
 	fail "no line naming liburing-dev: $(cat "$tmp/missing.out")"
 [ ! -e "$tmp/b-missing/obj" ] || fail "objects were built although a dependency is missing"
 
-# 2. dpkg-buildflags, -Werror on, XDP=0 HOSTNET=0: the program and the libraries.
+# 2. dpkg-buildflags, -Werror on, XDP=0 HOSTNET=0 API_SOCKET=0: the program and the libraries.
 flags_cpp=$(dpkg-buildflags --get CPPFLAGS 2>/dev/null || echo "-D_FORTIFY_SOURCE=2")
 flags_c=$(dpkg-buildflags --get CFLAGS 2>/dev/null || echo "-O2 -g -fstack-protector-strong")
 flags_ld=$(dpkg-buildflags --get LDFLAGS 2>/dev/null || echo "-Wl,-z,relro -Wl,-z,now")
 case "$flags_cpp" in *_FORTIFY_SOURCE*) ;; *) fail "dpkg-buildflags gave no _FORTIFY_SOURCE: $flags_cpp" ;; esac
-make -s -C "$src" -j"$jobs" XDP=0 HOSTNET=0 BUILD=build CPPFLAGS="$flags_cpp" CFLAGS="$flags_c" LDFLAGS="$flags_ld" \
-	build/minivmm build/libminivmm.a >"$tmp/build.out" 2>&1 || { cat "$tmp/build.out" >&2; fail "the build with dpkg-buildflags, XDP=0 and HOSTNET=0 failed"; }
+make -s -C "$src" -j"$jobs" XDP=0 HOSTNET=0 API_SOCKET=0 BUILD=build CPPFLAGS="$flags_cpp" CFLAGS="$flags_c" LDFLAGS="$flags_ld" \
+	build/minivmm build/libminivmm.a >"$tmp/build.out" 2>&1 || { cat "$tmp/build.out" >&2; fail "the build with dpkg-buildflags, XDP=0, HOSTNET=0 and API_SOCKET=0 failed"; }
 if nm -D "$src/build/minivmm" 2>/dev/null | grep -q '__memcpy_chk\|__snprintf_chk\|__read_chk\|__sprintf_chk'; then :; else
 	fail "no fortified calls in the binary: CPPFLAGS were not used"
 fi
 ldd "$src/build/minivmm" | grep -q 'libxdp\|libbpf' && fail "XDP=0 binary links libxdp/libbpf"
 ldd "$src/build/minivmm" | grep -q 'libmnl' && fail "HOSTNET=0 binary links libmnl"
+ldd "$src/build/minivmm" | grep -q 'libmicrohttpd' && fail "API_SOCKET=0 binary links libmicrohttpd"
 "$src/build/minivmm" --version >"$tmp/version.out"
 want="minivmm $(cat "$src/VERSION")"
 [ "$(head -n1 "$tmp/version.out")" = "$want" ] || fail "--version says '$(head -n1 "$tmp/version.out")', not '$want'"
@@ -70,6 +72,13 @@ for kv in ip=10.0.0.1/24 bridge=br0; do
 	[ "$(wc -l <"$tmp/hostnet.out")" = 1 ] && grep -q "built without host networking" "$tmp/hostnet.out" ||
 		fail "$kv refused without one line saying why: $(cat "$tmp/hostnet.out")"
 done
+
+grep -q '^API socket (--api-socket): no' "$tmp/version.out" || fail "--version does not say the API socket is left out"
+if "$src/build/minivmm" --kernel /nonexistent --api-socket "$tmp/api.sock" >"$tmp/api.out" 2>&1; then
+	fail "--api-socket accepted by an API_SOCKET=0 build"
+fi
+[ "$(wc -l <"$tmp/api.out")" = 1 ] && grep -q "built without the API socket" "$tmp/api.out" && [ ! -e "$tmp/api.sock" ] ||
+	fail "--api-socket refused without one line saying why, or a file left: $(cat "$tmp/api.out")"
 
 # 3. install, then uninstall, into a DESTDIR.
 dest=$tmp/dest
@@ -94,4 +103,4 @@ make -s -C "$src" clean >/dev/null 2>&1
 for d in build build-san build-tsan build-static build-fuzz; do
 	[ ! -e "$src/$d" ] || fail "make clean left $d"
 done
-echo "check-build: missing dependency named, dpkg-buildflags + XDP=0 build, --version, install/uninstall, clean: ok"
+echo "check-build: missing dependency named, dpkg-buildflags + XDP=0 HOSTNET=0 API_SOCKET=0 build, --version, install/uninstall, clean: ok"

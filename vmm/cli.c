@@ -11,6 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* make API_SOCKET=0 builds without --api-socket (vmm/api_none.c). */
+#ifndef MINIVMM_API_SOCKET
+#define MINIVMM_API_SOCKET 1
+#endif
+
 #define SERIAL_SYNTAX "stdio|none|file:PATH"
 #define STATS_INTERVAL_MAX 86400   /* seconds: a day */
 #define STR2(x) #x
@@ -319,6 +324,9 @@ static int cli_apply(int opt, const char *arg, struct cli_options *o, struct vmm
 		o->stats_file = arg;
 		return 0;
 	case OPT_API_SOCKET:
+		if (!MINIVMM_API_SOCKET)
+			return vmm_err_set(err, EOPNOTSUPP,
+					   "--api-socket: this minivmm is built without the API socket (make API_SOCKET=0)");
 		if (!*arg)
 			return vmm_err_set(err, EINVAL, "--api-socket: no path");
 		o->api_socket = arg;

@@ -199,10 +199,11 @@ int main(int argc, char **argv)
 	}
 	if (opts.version) {
 		printf("minivmm %s\nlibminivmm API %d.%d\nAF_XDP backend: %s\n"
-		       "host networking (ip=, bridge=, link events): %s\n", MINIVMM_VERSION,
-		       MINIVMM_API_VERSION_MAJOR, MINIVMM_API_VERSION_MINOR,
+		       "host networking (ip=, bridge=, link events): %s\nAPI socket (--api-socket): %s\n",
+		       MINIVMM_VERSION, MINIVMM_API_VERSION_MAJOR, MINIVMM_API_VERSION_MINOR,
 		       MINIVMM_XDP ? "yes" : "no (built with XDP=0)",
-		       MINIVMM_HOSTNET ? "yes" : "no (built with HOSTNET=0)");
+		       MINIVMM_HOSTNET ? "yes" : "no (built with HOSTNET=0)",
+		       MINIVMM_API_SOCKET ? "yes" : "no (built with API_SOCKET=0)");
 		return 0;
 	}
 	if (opts.seccomp_list) {
