@@ -58,6 +58,14 @@ static int v_shutdown(void *o, char *why, size_t len)
 	return 0;
 }
 
+static int v_reboot(void *o, char *why, size_t len)
+{
+	(void)o;
+	snprintf(why, len, "vm.reboot: minivmm does not restart a VM in place (a guest reset ends the run with "
+		 "status 0): stop it with vm.shutdown and start it again");
+	return 501;
+}
+
 static unsigned v_net_count(void *o)
 {
 	return minivmm_net_count(o);
@@ -83,7 +91,7 @@ static int v_set_link(void *o, unsigned index, bool up, char *why, size_t len)
 struct api_ops api_vm_ops(struct minivmm *vm)
 {
 	return (struct api_ops){ .opaque = vm, .info = v_info, .counters = v_counters, .pause = v_pause,
-				 .resume = v_resume, .shutdown = v_shutdown,
+				 .resume = v_resume, .shutdown = v_shutdown, .reboot = v_reboot,
 				 .net_count = v_net_count, .get_rate_limit = v_get_rate_limit,
 				 .set_rate_limit = v_set_rate_limit, .set_link = v_set_link };
 }
