@@ -169,7 +169,7 @@ include bench/bench.mk
 include tests/fuzz/fuzz.mk
 
 .PHONY: all deps demo test unit-test integration-test uring-variants-test san-test tsan-test tsan-integration-test tsan-bins linux-test install uninstall clean \
-        bench bench-quick bench-smoke bench-regress soak
+        bench bench-quick bench-smoke bench-regress bench-limits soak
 # A static build is the appliance binary: criterion has no static library,
 # so the unit tests are left out of it.
 ifeq ($(STATIC),)
@@ -376,6 +376,7 @@ BENCH_RUNS ?=
 bench: all $(RAWNET)
 	scripts/install-deps.sh test bench linux
 	bench/run.sh --full
+	bench/run.sh --limits
 	bench/linux/run.sh --full
 
 bench-quick: all $(RAWNET)
@@ -395,6 +396,12 @@ bench-smoke: all $(RAWNET)
 	fi
 
 # The baseline is built here, not under emulated KVM (tests/with-kvm.sh), where a build is slow.
+# bench-limits: TX and RX held to three rate limits over 5 s, and a one-time
+# burst plotted (bench/limits.py; docs/benchmarks.md, "Rate limits").
+bench-limits: all $(RAWNET)
+	scripts/install-deps.sh test bench
+	$(WITH_KVM) bench/run.sh --limits
+
 bench-regress: all $(RAWNET)
 	scripts/install-deps.sh test bench
 	bench/baseline.sh '$(BASELINE)' > /dev/null

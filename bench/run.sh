@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # minivmm network benchmark driver.
-#   bench/run.sh [--quick|--full|--smoke|--regress] [--baseline REV] [--out DIR] [--runs N] [--no-qemu]
+#   bench/run.sh [--quick|--full|--smoke|--regress|--limits] [--baseline REV] [--out DIR] [--runs N] [--no-qemu]
 #                [--no-xdp] [--only REGEX] [--gate|--no-gate] [--gate-timeout S] [--gate-load L] [--gate-busy B]
 # Sets up a private network namespace (bench/netns.sh: bridge br0 10.0.0.1/24
 # for taps, veth vm0/vh0 with vh0 10.0.1.1/24 for the packet and xdp backends), runs
@@ -16,6 +16,8 @@
 # rows of --regress it has); the report gets a HEAD ÷ baseline section, and
 # bench/baseline.py's verdict makes the run exit 1 when a row regressed
 # (never in the smoke, never under emulated KVM).
+# --limits: bench/limits.py instead (make bench-limits): TX and RX held to
+# three rate limits, measured over 5 s, and a one-time burst plotted.
 # --regress: the rows of make bench-regress only (tap TX, tap RX with the
 # spinning and the sleeping guest, packet ring RX, AF_XDP TX and RX; 1 pair).
 # Needs root, /dev/kvm, build/minivmm, build/testguest/testguest.elf,
@@ -30,6 +32,7 @@ while [ $# -gt 0 ]; do
 	--full) MODE=full ;;
 	--smoke) MODE=smoke ;;
 	--regress) MODE=regress ;;
+	--limits) MODE=limits ;;
 	--baseline)
 		[ -n "${2-}" ] || { echo "bench: --baseline needs a revision (a commit, tag or branch)" >&2; exit 2; }
 		BASELINE=$2; shift ;;
@@ -42,7 +45,7 @@ while [ $# -gt 0 ]; do
 	--gate) GATE=on ;;
 	--no-gate) GATE=off ;;
 	--gate-timeout | --gate-load | --gate-busy) ARGS+=("$1" "$2"); shift ;;
-	*) echo "usage: $0 [--quick|--full|--smoke|--regress] [--baseline REV] [--out DIR] [--runs N] [--no-qemu] [--no-xdp] [--only REGEX]" \
+	*) echo "usage: $0 [--quick|--full|--smoke|--regress|--limits] [--baseline REV] [--out DIR] [--runs N] [--no-qemu] [--no-xdp] [--only REGEX]" \
 		"[--gate|--no-gate] [--gate-timeout S] [--gate-load L] [--gate-busy B]" >&2; exit 2 ;;
 	esac
 	shift
@@ -50,13 +53,13 @@ done
 OUT=${OUT:-bench/out/$MODE}
 # The smoke checks shape, not speed: it does not wait for a quiet host unless asked.
 [ -z "$GATE" ] && [ "$MODE" = smoke ] && GATE=off
-# Nor does --regress under emulated KVM, where no figure is a measurement.
-if [ -z "$GATE" ] && [ "$MODE" = regress ] && [ -n "${MINIVMM_EMULATED_KVM:-}" ]; then
+# Nor does --regress or --limits under emulated KVM, where no figure is a measurement.
+if [ -z "$GATE" ] && { [ "$MODE" = regress ] || [ "$MODE" = limits ]; } && [ -n "${MINIVMM_EMULATED_KVM:-}" ]; then
 	GATE=off
 	echo "bench: under emulated KVM: quiet gate off, no figure is a measurement" >&2
 fi
 if [ "$GATE" = off ]; then
-	[ "$MODE" = smoke ] || { [ "$MODE" = regress ] && [ -n "${MINIVMM_EMULATED_KVM:-}" ]; } ||
+	[ "$MODE" = smoke ] || { { [ "$MODE" = regress ] || [ "$MODE" = limits ]; } && [ -n "${MINIVMM_EMULATED_KVM:-}" ]; } ||
 		{ echo "bench: --no-gate is for --smoke only" >&2; exit 2; }
 	ARGS+=(--no-gate)
 fi
@@ -81,6 +84,14 @@ NS=$BENCH_NS
 echo "bench: $MODE mode, load $(cut -d' ' -f1-3 /proc/loadavg), output in $OUT/" >&2
 # bpffs inside the namespace's private mount namespace (ip netns exec makes one), so libxdp
 # can use its dispatcher for the AF_XDP ceilings without touching the host's mounts.
+if [ "$MODE" = limits ]; then
+	LARGS=(--out "$OUT")
+	[ "$GATE" = off ] && LARGS+=(--no-gate)
+	ip netns exec "$NS" python3 bench/limits.py "${LARGS[@]}"
+	rc=$?
+	[ $rc = 0 ] || echo "bench: limits.py failed ($rc)" >&2
+	exit $rc
+fi
 ip netns exec "$NS" sh -c 'mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf 2> /dev/null
 	exec python3 bench/bench.py "$@"' sh --mode "$MODE" --out "$OUT" "${ARGS[@]}"
 rc=$?

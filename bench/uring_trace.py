@@ -145,7 +145,7 @@ def main():
             if k == 'poll-us':
                 cfg['poll'] = v
             else:
-                cfg.setdefault('extra', []).append(kv)
+                cfg.setdefault('extra_net', []).append(kv)
     warm = 0.3
     vm = VM(cfg, f'test=net-sink queues=1 secs={math.ceil(a.secs + warm + 15)}', os.path.join(a.out, 'vm.out'))
     inst = Instance(f'minivmm-uring-{os.getpid()}', a.buffer_mb * 1024)

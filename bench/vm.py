@@ -45,7 +45,7 @@ def net_spec(cfg):
         net += f",rx={cfg['rx']}"
     if cfg.get('poll'):
         net += f",poll-us={cfg['poll']}"
-    for kv in cfg.get('extra', ()):
+    for kv in cfg.get('extra_net', ()):     # more of --net's keys (a rate limit, ...)
         net += ',' + kv
     if cfg['pin'] == 'on' and nr_workers(cfg):
         net += ',cpus=' + ','.join(map(str, placement(q, nr_workers(cfg))[1]))
@@ -67,7 +67,7 @@ class VM:
                     '--stats=json', '--cmdline', cmdline]
             if cfg.get('net', True):
                 argv[-2:-2] = ['--net', net_spec(cfg)]
-            argv[-2:-2] = cfg.get('extra', [])
+            argv[-2:-2] = cfg.get('extra', [])   # more flags of minivmm's own (--irqchip=kernel)
         else:
             argv = ['qemu-system-x86_64', '-M', 'microvm,x-option-roms=off,rtc=off,acpi=off',
                     '-name', 'bench,debug-threads=on', '-enable-kvm', '-cpu', 'host,-arch-capabilities',
