@@ -100,6 +100,9 @@ void rate_limit_set(struct rate_limit *rl, const struct rate_limit_config *cfg, 
 	pthread_mutex_lock(&rl->lock);
 	bucket_init(&rl->bytes, &cfg->bytes, now_ns);
 	bucket_init(&rl->ops, &cfg->ops, now_ns);
+	/* Tags of the old limit's time mean nothing in the new one's. */
+	rl->vtime = 0;
+	memset(rl->user, 0, sizeof(rl->user));
 	if (rl->waiting) {
 		rl->waiting = false;
 		if (now_ns > rl->wait_since_ns)
@@ -123,38 +126,92 @@ void rate_limit_get(struct rate_limit *rl, struct rate_limit_config *cfg)
 	pthread_mutex_unlock(&rl->lock);
 }
 
-uint64_t rate_limit_wait(struct rate_limit *rl, uint64_t now_ns)
+/* The budget n tokens of bucket b take: ns of its refill. */
+static uint64_t bucket_cost_ns(const struct token_bucket *b, uint64_t n)
+{
+	if (!bucket_limits(&b->cfg))
+		return 0;
+	unsigned __int128 ns = (unsigned __int128)n * b->cfg.refill_time_ms * NS_PER_MS / b->cfg.size;
+	return ns > UINT64_MAX / 4 ? UINT64_MAX / 4 : (uint64_t)ns;
+}
+
+/* With the lock held: the pair waits from now on (for throttled_ns). */
+static void note_waiting(struct rate_limit *rl, uint64_t now_ns)
+{
+	rl->stats.throttled++;
+	if (!rl->waiting) {
+		rl->waiting = true;
+		rl->wait_since_ns = now_ns;
+	}
+}
+
+/* With the lock held and tokens there: 0 if pair u may take them, else how
+ * long to let a waiting pair that is further behind go first. */
+static uint64_t fair_wait(struct rate_limit *rl, unsigned u, uint64_t now_ns)
+{
+	uint64_t until = 0;
+	for (unsigned q = 0; q < RATE_LIMIT_MAX_USERS; q++) {
+		const struct rate_limit_user *o = &rl->user[q];
+		if (q == u || o->waiting_until_ns <= now_ns || o->tag + RATE_LIMIT_QUANTUM_NS >= rl->user[u].tag)
+			continue;
+		/* q waits, and is behind: it goes when its wait ends. */
+		uint64_t end = o->waiting_until_ns - RATE_LIMIT_GRACE_NS;
+		if (end > until)
+			until = end;
+	}
+	if (!until)
+		return 0;
+	return (until > now_ns ? until - now_ns : 0) + RATE_LIMIT_YIELD_NS;
+}
+
+uint64_t rate_limit_wait(struct rate_limit *rl, unsigned user, uint64_t now_ns)
 {
 	if (!__atomic_load_n(&rl->active, __ATOMIC_ACQUIRE))
 		return 0;
+	unsigned u = user % RATE_LIMIT_MAX_USERS;
 	pthread_mutex_lock(&rl->lock);
+	struct rate_limit_user *me = &rl->user[u];
+	/* Back after a pause (neither waiting nor asking): idle time banks
+	 * nothing. */
+	if (me->waiting_until_ns <= now_ns && me->asked_ns + RATE_LIMIT_GRACE_NS < now_ns && me->tag < rl->vtime)
+		me->tag = rl->vtime;
+	me->asked_ns = now_ns;
 	uint64_t wb = token_bucket_wait(&rl->bytes, now_ns);
 	uint64_t wo = token_bucket_wait(&rl->ops, now_ns);
 	uint64_t w = wb > wo ? wb : wo;
+	if (!w)
+		w = fair_wait(rl, u, now_ns);
 	if (w) {
-		rl->stats.throttled++;
-		if (!rl->waiting) {
-			rl->waiting = true;
-			rl->wait_since_ns = now_ns;
+		note_waiting(rl, now_ns);
+		me->waiting_until_ns = now_ns + w + RATE_LIMIT_GRACE_NS;
+	} else {
+		me->waiting_until_ns = 0;
+		if (rl->waiting) {
+			rl->waiting = false;
+			if (now_ns > rl->wait_since_ns)
+				rl->stats.throttled_ns += now_ns - rl->wait_since_ns;
 		}
-	} else if (rl->waiting) {
-		rl->waiting = false;
-		if (now_ns > rl->wait_since_ns)
-			rl->stats.throttled_ns += now_ns - rl->wait_since_ns;
 	}
 	pthread_mutex_unlock(&rl->lock);
 	return w;
 }
 
-void rate_limit_charge(struct rate_limit *rl, uint64_t bytes, uint64_t ops, uint64_t now_ns)
+void rate_limit_charge(struct rate_limit *rl, unsigned user, uint64_t bytes, uint64_t ops, uint64_t now_ns)
 {
 	if (!__atomic_load_n(&rl->active, __ATOMIC_ACQUIRE))
 		return;
+	unsigned u = user % RATE_LIMIT_MAX_USERS;
 	pthread_mutex_lock(&rl->lock);
 	bucket_refill(&rl->bytes, now_ns);
 	bucket_refill(&rl->ops, now_ns);
 	token_bucket_take(&rl->bytes, bytes);
 	token_bucket_take(&rl->ops, ops);
+	struct rate_limit_user *me = &rl->user[u];
+	if (me->tag > rl->vtime)
+		rl->vtime = me->tag;
+	uint64_t cb = bucket_cost_ns(&rl->bytes, bytes), co = bucket_cost_ns(&rl->ops, ops);
+	uint64_t cost = cb > co ? cb : co;
+	me->tag = me->tag > UINT64_MAX / 2 - cost ? UINT64_MAX / 2 : me->tag + cost;
 	pthread_mutex_unlock(&rl->lock);
 }
 

@@ -19,7 +19,17 @@
  * Every queue pair of a device shares its limiter (a lock, taken only
  * while it limits something: an unlimited one costs an atomic load per
  * frame, so a device may be given a limit live). The time is given by the caller
- * (CLOCK_MONOTONIC ns), so the arithmetic is tested without sleeping. */
+ * (CLOCK_MONOTONIC ns), so the arithmetic is tested without sleeping.
+ *
+ * Pairs share it fairly whichever worker thread serves them: each pair
+ * (a "user", its index) has a tag, the budget its frames took (in ns of
+ * the limit's time: what the binding bucket needs to refill it). A pair
+ * that finds tokens but is more than RATE_LIMIT_QUANTUM_NS ahead of a pair
+ * that is waiting for the limiter lets that one go first: it waits until
+ * the other's wait is over, and a little more. A pair that starts waiting
+ * after a pause starts from the tag of the last frame that went, so idle
+ * time banks nothing. Without this, the worker whose timer happens to fire
+ * first takes every token a refill brings. */
 #ifndef MINIVMM_NET_RATE_LIMIT_H
 #define MINIVMM_NET_RATE_LIMIT_H
 
@@ -45,6 +55,24 @@ struct token_bucket {
 	uint64_t rem;              /* refill remainder, in token * ns units */
 };
 
+/* Pairs sharing one limiter (a device's queue pairs); a user index is
+ * taken modulo this. */
+#define RATE_LIMIT_MAX_USERS 16
+/* How far (ns of the limit's time) a pair may get ahead of a waiting one. */
+#define RATE_LIMIT_QUANTUM_NS 2000000ull
+/* A waiting pair counts as waiting this long past its wait (an epoll
+ * worker comes back up to a millisecond late). */
+#define RATE_LIMIT_GRACE_NS 2000000ull
+/* A pair that lets another go first comes back this long after the other's
+ * wait ends. */
+#define RATE_LIMIT_YIELD_NS 100000ull
+
+struct rate_limit_user {
+	uint64_t tag;              /* budget its frames took, ns of the limit's time */
+	uint64_t waiting_until_ns; /* waiting for the limiter until then (+ grace) */
+	uint64_t asked_ns;         /* when it last asked */
+};
+
 struct rate_limit_stats {
 	uint64_t throttled;        /* times a queue found it empty and had to wait */
 	uint64_t throttled_ns;     /* time some queue of the device waited */
@@ -58,6 +86,8 @@ struct rate_limit {
 	bool waiting;              /* a queue is waiting (for throttled_ns) */
 	uint64_t wait_since_ns;
 	struct rate_limit_stats stats;
+	uint64_t vtime;            /* the tag of the last frame that went */
+	struct rate_limit_user user[RATE_LIMIT_MAX_USERS];
 };
 
 /* A limiter as configured, full (and with its one-time bursts), at now_ns. */
@@ -77,11 +107,12 @@ unsigned rate_limit_gen(const struct rate_limit *rl);
 /* Does it limit anything? */
 bool rate_limit_active(const struct rate_limit_config *cfg);
 
-/* 0: the queue may take frames now; else the ns until it may (at least 1). */
-uint64_t rate_limit_wait(struct rate_limit *rl, uint64_t now_ns);
+/* 0: pair `user` may take frames now; else the ns until it may (at least
+ * 1). */
+uint64_t rate_limit_wait(struct rate_limit *rl, unsigned user, uint64_t now_ns);
 
-/* Frames and bytes that went through. */
-void rate_limit_charge(struct rate_limit *rl, uint64_t bytes, uint64_t ops, uint64_t now_ns);
+/* Frames and bytes of pair `user` that went through. */
+void rate_limit_charge(struct rate_limit *rl, unsigned user, uint64_t bytes, uint64_t ops, uint64_t now_ns);
 
 void rate_limit_stats(struct rate_limit *rl, uint64_t now_ns, struct rate_limit_stats *out);
 

@@ -15,14 +15,14 @@ static uint64_t saturate(struct rate_limit *rl, uint64_t frame, unsigned batch, 
 	uint64_t t = 0, sent = 0;
 	unsigned w = 0;
 	while (t < secs * S) {
-		uint64_t wait = rate_limit_wait(rl, t);
+		uint64_t wait = rate_limit_wait(rl, 0, t);
 		if (wait) {
 			cr_assert_gt(wait, 0u);
 			w++;
 			t += wait;
 			continue;
 		}
-		rate_limit_charge(rl, frame * batch, batch, t);
+		rate_limit_charge(rl, 0, frame * batch, batch, t);
 		sent += frame * batch;
 		t += 1000;   /* the batch took 1 us */
 	}
@@ -138,8 +138,8 @@ Test(rate_limit, zero_size_or_refill_time_limits_nothing)
 	cr_assert_not(rate_limit_active(&no_size));
 	rate_limit_init(&rl, &no_time, 0);
 	for (int i = 0; i < 1000; i++) {
-		cr_assert_eq(rate_limit_wait(&rl, (uint64_t)i), 0u);
-		rate_limit_charge(&rl, 1u << 20, 1, (uint64_t)i);
+		cr_assert_eq(rate_limit_wait(&rl, 0, (uint64_t)i), 0u);
+		rate_limit_charge(&rl, 0, 1u << 20, 1, (uint64_t)i);
 	}
 	rate_limit_destroy(&rl);
 }
@@ -151,10 +151,10 @@ Test(rate_limit, a_live_change_takes_effect_at_once)
 	struct rate_limit rl;
 	struct rate_limit_config slow = bytes_only(1000, 0, 1000), fast = bytes_only(100000, 0, 100);
 	rate_limit_init(&rl, &slow, 0);
-	rate_limit_charge(&rl, 5000, 5, 0);
-	cr_assert_gt(rate_limit_wait(&rl, 1 * MS), 1 * S, "in debt at 1 kB/s");
+	rate_limit_charge(&rl, 0, 5000, 5, 0);
+	cr_assert_gt(rate_limit_wait(&rl, 0, 1 * MS), 1 * S, "in debt at 1 kB/s");
 	rate_limit_set(&rl, &fast, 2 * MS);
-	cr_assert_eq(rate_limit_wait(&rl, 2 * MS), 0u);
+	cr_assert_eq(rate_limit_wait(&rl, 0, 2 * MS), 0u);
 	struct rate_limit_config got;
 	rate_limit_get(&rl, &got);
 	cr_assert_eq(got.bytes.size, 100000u);
@@ -169,13 +169,71 @@ Test(rate_limit, extreme_values_stay_in_range)
 	struct rate_limit rl;
 	struct rate_limit_config c = bytes_only(UINT64_MAX, UINT64_MAX, UINT64_MAX);
 	rate_limit_init(&rl, &c, 0);
-	cr_assert_eq(rate_limit_wait(&rl, 0), 0u);
-	rate_limit_charge(&rl, UINT64_MAX, UINT64_MAX, 0);
-	rate_limit_charge(&rl, UINT64_MAX, UINT64_MAX, 0);
-	uint64_t w = rate_limit_wait(&rl, UINT64_MAX / 4);
+	cr_assert_eq(rate_limit_wait(&rl, 0, 0), 0u);
+	rate_limit_charge(&rl, 0, UINT64_MAX, UINT64_MAX, 0);
+	rate_limit_charge(&rl, 0, UINT64_MAX, UINT64_MAX, 0);
+	uint64_t w = rate_limit_wait(&rl, 0, UINT64_MAX / 4);
 	cr_assert_leq(w, UINT64_MAX / 2);
 	rate_limit_set(&rl, &(struct rate_limit_config){ .bytes = { .size = 1, .refill_time_ms = 1 } }, 0);
-	rate_limit_charge(&rl, UINT64_MAX, 0, 0);
-	cr_assert_gt(rate_limit_wait(&rl, 1), 0u);
+	rate_limit_charge(&rl, 0, UINT64_MAX, 0, 0);
+	cr_assert_gt(rate_limit_wait(&rl, 0, 1), 0u);
+	rate_limit_destroy(&rl);
+}
+
+/* Pairs that each come back exactly when told (a worker's timer), the
+ * same pair always first when two come back at once (equal timer expiries
+ * fire in the order they were armed): from t=start_ns[u] on, pair u always
+ * has frames. n[u] counts what each sent in `secs`. */
+static void contend(struct rate_limit *rl, unsigned users, const uint64_t *start_ns, uint64_t secs, uint64_t *n)
+{
+	uint64_t next[4];
+	for (unsigned u = 0; u < users; u++) {
+		next[u] = start_ns[u];
+		n[u] = 0;
+	}
+	for (;;) {
+		unsigned u = 0;
+		for (unsigned k = 1; k < users; k++)
+			if (next[k] < next[u])
+				u = k;
+		uint64_t t = next[u];
+		if (t >= secs * S)
+			break;
+		for (;;) {
+			uint64_t w = rate_limit_wait(rl, u, t);
+			if (w) {
+				next[u] = t + w;
+				break;
+			}
+			rate_limit_charge(rl, u, 1514, 1, t);
+			n[u]++;
+		}
+	}
+}
+
+/* Pair 0 always first at each refill: it still gets no more than its share,
+ * and a pair that starts late banks nothing for the time it was idle. */
+Test(rate_limit, pairs_take_turns_whoever_comes_back_first)
+{
+	struct rate_limit rl;
+	struct rate_limit_config ops = { .ops = { .size = 50, .refill_time_ms = 50 } };   /* 1000/s */
+	rate_limit_init(&rl, &ops, 0);
+	uint64_t n[4];
+	contend(&rl, 2, (uint64_t[]){ 0, 0 }, 2, n);
+	cr_assert(n[0] + n[1] >= 2040 && n[0] + n[1] <= 2060, "%llu frames", (unsigned long long)(n[0] + n[1]));
+	cr_assert(n[0] <= n[1] + 60 && n[1] <= n[0] + 60, "shares %llu and %llu", (unsigned long long)n[0],
+		  (unsigned long long)n[1]);
+	rate_limit_destroy(&rl);
+
+	/* Four pairs, bytes (10 Mbit/s of 1514-byte frames: 825/s), pair 3
+	 * idle for the first second: over the next second it gets a quarter,
+	 * not the second's worth it "missed". */
+	struct rate_limit_config bw = bytes_only(125000, 0, 100);
+	rate_limit_init(&rl, &bw, 0);
+	contend(&rl, 4, (uint64_t[]){ 0, 0, 0, 1 * S }, 2, n);
+	uint64_t total = n[0] + n[1] + n[2] + n[3];
+	cr_assert(total >= 1600 && total <= 1760, "%llu frames", (unsigned long long)total);
+	cr_assert(n[3] >= 180 && n[3] <= 240, "the late pair sent %llu in its second (a quarter: 206)",
+		  (unsigned long long)n[3]);
 	rate_limit_destroy(&rl);
 }
