@@ -973,6 +973,18 @@ static int pause_fail(char *errbuf, size_t errlen, int rc, const char *what)
 	return rc;
 }
 
+/* With pause_op held: workers first (frames the guest made before the
+ * pause go out before it makes more), then the parked vCPUs. */
+static void vm_unpause(struct minivmm *vm)
+{
+	for (unsigned i = 0; i < vm->nr_nets; i++)
+		virtio_net_pause(vm->net[i], false, 0);
+	__atomic_store_n(&vm->pause.paused, false, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&vm->pause.lock);
+	pthread_cond_broadcast(&vm->pause.cond);
+	pthread_mutex_unlock(&vm->pause.lock);
+}
+
 int minivmm_pause(struct minivmm *vm, char *errbuf, size_t errlen)
 {
 	if (!vm)
@@ -1006,12 +1018,7 @@ int minivmm_pause(struct minivmm *vm, char *errbuf, size_t errlen)
 			parked = false;
 	if (!parked) {
 		/* Half paused is no state to leave a VM in: as it was. */
-		for (unsigned i = 0; i < vm->nr_nets; i++)
-			virtio_net_pause(vm->net[i], false, 0);
-		__atomic_store_n(&vm->pause.paused, false, __ATOMIC_RELEASE);
-		pthread_mutex_lock(&vm->pause.lock);
-		pthread_cond_broadcast(&vm->pause.cond);
-		pthread_mutex_unlock(&vm->pause.lock);
+		vm_unpause(vm);
 		rc = pause_fail(errbuf, errlen, vm_is_stopping(vm) ? -ESHUTDOWN : -ETIMEDOUT,
 				vm_is_stopping(vm) ? "the VM stopped while pausing"
 						   : "the VM did not pause within 2 s (a vCPU or a queue worker did not stop); it runs on");
@@ -1029,14 +1036,7 @@ int minivmm_resume(struct minivmm *vm, char *errbuf, size_t errlen)
 	if (!__atomic_load_n(&vm->pause.paused, __ATOMIC_ACQUIRE)) {
 		rc = pause_fail(errbuf, errlen, -EALREADY, "the VM is not paused");
 	} else {
-		/* Workers first: frames the guest made before the pause go out
-		 * before it makes more. */
-		for (unsigned i = 0; i < vm->nr_nets; i++)
-			virtio_net_pause(vm->net[i], false, 0);
-		__atomic_store_n(&vm->pause.paused, false, __ATOMIC_RELEASE);
-		pthread_mutex_lock(&vm->pause.lock);
-		pthread_cond_broadcast(&vm->pause.cond);
-		pthread_mutex_unlock(&vm->pause.lock);
+		vm_unpause(vm);
 	}
 	pthread_mutex_unlock(&vm->pause_op);
 	return rc;

@@ -631,18 +631,26 @@ static bool wait_paused(struct net_worker *w, bool want)
 	return false;
 }
 
+/* Four pairs with full TX rings, held to 1000 frames a second together
+ * (so that their traffic lasts) by rl. */
+static struct wenv *wenv_held_to_1000_a_second(struct rate_limit *rl)
+{
+	struct wenv *e = wenv_new(4, FRAMES_PER_QP, open_dev_null);
+	struct rate_limit_config c = { .ops = { .size = 20, .refill_time_ms = 20 } };
+	rate_limit_init(rl, &c, dp_now_ns());
+	for (unsigned i = 0; i < e->nr_qps; i++)
+		e->qp[i].tx_limit = rl;
+	return e;
+}
+
 /* Paused in the middle of TX (held to 1000 frames a second so it lasts):
  * the worker says it is idle, the counters stand still while paused, and
  * after the resume every frame is written once, none lost. Both engines. */
 Test(worker, paused_mid_traffic_moves_nothing_and_resumes_where_it_stopped, .timeout = 60)
 {
 	for (int engine = 0; engine < 2; engine++) {
-		struct wenv *e = wenv_new(4, FRAMES_PER_QP, open_dev_null);
 		struct rate_limit rl;
-		struct rate_limit_config c = { .ops = { .size = 20, .refill_time_ms = 20 } };
-		rate_limit_init(&rl, &c, dp_now_ns());
-		for (unsigned i = 0; i < e->nr_qps; i++)
-			e->qp[i].tx_limit = &rl;
+		struct wenv *e = wenv_held_to_1000_a_second(&rl);
 		struct net_worker *w = wenv_start(e, engine ? NET_ENGINE_EPOLL : NET_ENGINE_URING);
 		struct timespec t = { .tv_nsec = 150 * 1000000 };
 		nanosleep(&t, NULL);
@@ -695,12 +703,8 @@ static bool wait_tx_frames_or_dropped(struct wenv *e, uint64_t want, int seconds
 Test(worker, link_set_down_drops_what_the_guest_sends_without_waiting_for_the_limiter, .timeout = 60)
 {
 	for (int engine = 0; engine < 2; engine++) {
-		struct wenv *e = wenv_new(4, FRAMES_PER_QP, open_dev_null);
 		struct rate_limit rl;
-		struct rate_limit_config c = { .ops = { .size = 20, .refill_time_ms = 20 } };
-		rate_limit_init(&rl, &c, dp_now_ns());
-		for (unsigned i = 0; i < e->nr_qps; i++)
-			e->qp[i].tx_limit = &rl;
+		struct wenv *e = wenv_held_to_1000_a_second(&rl);
 		struct net_worker *w = wenv_start(e, engine ? NET_ENGINE_EPOLL : NET_ENGINE_URING);
 		struct timespec t = { .tv_nsec = 150 * 1000000 };
 		nanosleep(&t, NULL);
