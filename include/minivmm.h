@@ -437,7 +437,7 @@ MINIVMM_API int minivmm_net_set_rate_limit(struct minivmm *vm, unsigned index,
 					   const struct minivmm_rate_limit *tx, char *errbuf, size_t errlen);
 /* Set device `index`'s link down or up, as a cable pulled or put back:
  * down, the guest sees no carrier (config status LINK_UP cleared, a
- * configuration interrupt), what it sends is dropped and nothing is read
+ * configuration interrupt), what it sends is dropped and no new read is made
  * for it from the backend; up, traffic goes on (frames that reached the
  * backend meanwhile are delivered as far as its queue kept them). A link
  * whose backend is gone stays down until both say up. 0, -EALREADY (it is
