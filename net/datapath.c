@@ -276,7 +276,7 @@ ready:
 
 int dp_rx_prepare(struct dp_queue *q, struct dp_read *r)
 {
-	if (q->qp->rx_limit && !q->broken) {
+	if (rate_limit_on(q->qp->rx_limit) && !q->broken) {
 		uint64_t w = rate_limit_wait(q->qp->rx_limit, q->qp->index, dp_now_ns());
 		if (w) {
 			q->rx_throttle_wait = w;
@@ -448,7 +448,7 @@ static void dp_rx_push_frame(struct dp_queue *q, struct dp_read *r, uint32_t n)
 	q->rx_dirty = true;
 	NET_STAT_ADD(q->qp, rx_frames, 1);
 	NET_STAT_ADD(q->qp, rx_bytes, n - q->qp->vnet_hdr_len);
-	if (q->qp->rx_limit)
+	if (rate_limit_on(q->qp->rx_limit))
 		rate_limit_charge(q->qp->rx_limit, q->qp->index, n - q->qp->vnet_hdr_len, 1, dp_now_ns());
 }
 
@@ -593,7 +593,7 @@ static int dp_tx_take(struct dp_queue *q, struct guest_chain *c, bool limited)
 {
 	if (q->broken)
 		return -1;
-	if (limited && q->qp->tx_limit) {
+	if (limited && rate_limit_on(q->qp->tx_limit)) {
 		uint64_t w = rate_limit_wait(q->qp->tx_limit, q->qp->index, dp_now_ns());
 		if (w) {
 			q->tx_throttle_wait = w;
@@ -621,7 +621,7 @@ static int dp_tx_take(struct dp_queue *q, struct guest_chain *c, bool limited)
 				q->tx_waiting_kick = false;
 				q->ops->disable_kicks(q->qp->tx.ring);
 			}
-			if (limited && q->qp->tx_limit)
+			if (limited && rate_limit_on(q->qp->tx_limit))
 				rate_limit_charge(q->qp->tx_limit, q->qp->index, c->readable_len - q->qp->vnet_hdr_len, 1, dp_now_ns());
 			return 1;
 		}

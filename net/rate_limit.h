@@ -107,6 +107,14 @@ unsigned rate_limit_gen(const struct rate_limit *rl);
 /* Does it limit anything? */
 bool rate_limit_active(const struct rate_limit_config *cfg);
 
+/* Does rl limit anything now (NULL: no)? One atomic load: the data path
+ * asks this per frame before it reads the clock for wait and charge, so
+ * an unlimited device costs no more than that. */
+static inline bool rate_limit_on(const struct rate_limit *rl)
+{
+	return rl && __atomic_load_n(&rl->active, __ATOMIC_ACQUIRE);
+}
+
 /* 0: pair `user` may take frames now; else the ns until it may (at least
  * 1). */
 uint64_t rate_limit_wait(struct rate_limit *rl, unsigned user, uint64_t now_ns);
