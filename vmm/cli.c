@@ -7,6 +7,7 @@
 #include "vmm/suggest.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,38 @@
 #ifndef MINIVMM_API_SOCKET
 #define MINIVMM_API_SOCKET 1
 #endif
+
+/* --api-socket-group: a group name, or a number. The lookup is the C
+ * library's (NSS: /etc/group, or what nsswitch.conf says). */
+static int parse_group(const char *arg, gid_t *gid, struct vmm_err *err)
+{
+	if (!MINIVMM_API_SOCKET)
+		return vmm_err_set(err, EOPNOTSUPP,
+				   "--api-socket-group: this minivmm is built without the API socket (make API_SOCKET=0)");
+	if (!*arg)
+		return vmm_err_set(err, EINVAL, "--api-socket-group: no group");
+	char *end;
+	errno = 0;
+	unsigned long n = strtoul(arg, &end, 10);
+	if (*end == '\0' && arg[0] >= '0' && arg[0] <= '9') {
+		if (errno || n >= (unsigned long)(gid_t)-1)
+			return vmm_err_set(err, EINVAL, "--api-socket-group: '%s' is not a group number", arg);
+		*gid = (gid_t)n;
+		return 0;
+	}
+#if MINIVMM_API_SOCKET
+	struct group gr, *found = NULL;
+	char buf[4096];
+	int rc = getgrnam_r(arg, &gr, buf, sizeof(buf), &found);
+	if (rc || !found)
+		return vmm_err_set(err, rc ? rc : ENOENT, "--api-socket-group: no group '%s'%s%s", arg, rc ? ": " : "",
+				   rc ? strerror(rc) : "");
+	*gid = gr.gr_gid;
+	return 0;
+#else
+	return vmm_err_set(err, EINVAL, "--api-socket-group: '%s' is not a group number", arg);
+#endif
+}
 
 #define SERIAL_SYNTAX "stdio|none|file:PATH"
 #define STATS_INTERVAL_MAX 86400   /* seconds: a day */
@@ -82,6 +115,9 @@ const char cli_usage[] =
 	"  --api-socket PATH    serve the HTTP API (docs/api.md) on a new Unix socket\n"
 	"                       PATH, mode 0600: curl --unix-socket PATH\n"
 	"                       http://localhost/api/v1/vmm.ping\n"
+	"  --api-socket-group GROUP\n"
+	"                       the socket's group (a name or number), mode 0660:\n"
+	"                       its members may use the API too\n"
 	"  --acpi=on|off        ACPI tables (default on): distribution kernels find\n"
 	"                       virtio-mmio devices and power off through them. The MP\n"
 	"                       table and virtio_mmio.device= cmdline entries are\n"
@@ -137,7 +173,7 @@ const char cli_usage[] =
 enum { OPT_KERNEL, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEM, OPT_SERIAL, OPT_HELP,
        OPT_VERSION, OPT_NET, OPT_STATS, OPT_ACPI, OPT_MEM_OVERCOMMIT, OPT_DUMP_DTB,
        OPT_CPUID_DUMP, OPT_SECCOMP, OPT_DROP_CAPS, OPT_KEEP_CAPS, OPT_SECCOMP_LIST, OPT_BOOT_TRACE, OPT_IRQCHIP, OPT_TIMEOUT,
-       OPT_STATS_FILE, OPT_STATS_INTERVAL, OPT_API_SOCKET, OPT_END };
+       OPT_STATS_FILE, OPT_STATS_INTERVAL, OPT_API_SOCKET, OPT_API_SOCKET_GROUP, OPT_END };
 
 /* A value: none (--drop-caps), after '=' or as the next argument
  * (--mem 1G, --mem=1G), or only after '=' (--stats=json). */
@@ -162,6 +198,7 @@ static const struct cli_option {
 	{ "stats-file", VALUE_REQUIRED, OPT_STATS_FILE },
 	{ "stats-interval", VALUE_REQUIRED, OPT_STATS_INTERVAL },
 	{ "api-socket", VALUE_REQUIRED, OPT_API_SOCKET },
+	{ "api-socket-group", VALUE_REQUIRED, OPT_API_SOCKET_GROUP },
 	{ "acpi", VALUE_REQUIRED, OPT_ACPI },
 	{ "irqchip", VALUE_REQUIRED, OPT_IRQCHIP },
 	{ "mem-overcommit", VALUE_NONE, OPT_MEM_OVERCOMMIT },
@@ -331,6 +368,8 @@ static int cli_apply(int opt, const char *arg, struct cli_options *o, struct vmm
 			return vmm_err_set(err, EINVAL, "--api-socket: no path");
 		o->api_socket = arg;
 		return 0;
+	case OPT_API_SOCKET_GROUP:
+		return parse_group(arg, &o->api_gid, err);
 	case OPT_STATS_INTERVAL:
 		if (net_config_parse_number(arg, &o->stats_interval) || o->stats_interval > STATS_INTERVAL_MAX)
 			return vmm_err_set(err, EINVAL,
@@ -442,6 +481,7 @@ int cli_parse(int argc, char **argv, struct cli_options *o, struct vmm_err *err)
 	 * embedding program's to choose): --keep-caps for debugging. */
 	o->vm.drop_caps = 1;
 	o->stats_interval = CLI_STATS_INTERVAL_DEFAULT;
+	o->api_gid = (gid_t)-1;
 	/* The value each single-valued option was given, for "given twice". */
 	const char *given[OPT_END] = { 0 };
 	bool seen[OPT_END] = { false };
@@ -484,6 +524,8 @@ int cli_parse(int argc, char **argv, struct cli_options *o, struct vmm_err *err)
 		return vmm_err_set(err, EINVAL, "--keep-caps and --drop-caps: one or the other");
 	if (o->stats_interval_set && !o->stats_file)
 		return vmm_err_set(err, EINVAL, "--stats-interval needs --stats-file");
+	if (o->api_gid != (gid_t)-1 && !o->api_socket)
+		return vmm_err_set(err, EINVAL, "--api-socket-group needs --api-socket");
 	if (o->help || o->version || o->seccomp_list)
 		return 0;
 	/* Ranges and consistency: the library's own validator, so the words

@@ -6,6 +6,7 @@
 #define MINIVMM_VMM_CLI_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 #include <stdint.h>
 
 #include "minivmm.h"
@@ -18,6 +19,7 @@ struct cli_options {
 	int stats;      /* 0 none, 1 table, 2 JSON: at exit and on SIGUSR1 */
 	const char *stats_file;    /* --stats-file: JSON lines appended, NULL: none */
 	const char *api_socket;    /* --api-socket: the HTTP API's Unix socket, NULL: none */
+	gid_t api_gid;             /* --api-socket-group: the socket's group (mode 0660); -1: none (0600) */
 	unsigned stats_interval;   /* --stats-interval: seconds between lines, 0: none */
 	bool stats_interval_set;
 	const char *dump_dtb;   /* --dump-dtb FILE: write the DTB and exit */

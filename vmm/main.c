@@ -282,7 +282,7 @@ int main(int argc, char **argv)
 	/* The API socket: the last of the checks a start can fail. */
 	struct api_server *api = NULL;
 	struct api_ops api_ops = api_vm_ops(vm);
-	if (opts.api_socket && api_server_open(&api, opts.api_socket, (gid_t)-1, &api_ops, &err) < 0) {
+	if (opts.api_socket && api_server_open(&api, opts.api_socket, opts.api_gid, &api_ops, &err) < 0) {
 		fprintf(stderr, "minivmm: %s\n", err.msg);
 		stats_file_discard(watch.stats_fd, opts.stats_file, stats_created);
 		minivmm_destroy(vm);

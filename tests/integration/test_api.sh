@@ -201,6 +201,25 @@ PY
 	expect_rc 0 "$OUT"
 }
 
+# --api-socket-group: the socket is the group's too (mode 0660), looked up
+# by name; members connect, vm.shutdown still ends the run with status 0.
+t_api_socket_group_shares_the_socket() {
+	API_SOCK="$TMP_ROOT/group.sock"
+	local out="$TMP_ROOT/api-group.out" i
+	timeout -k 5 60 "$MINIVMM" --kernel "$TESTGUEST" --cmdline "test=spin" --api-socket "$API_SOCK" \
+		--api-socket-group adm < /dev/null > "$out" 2>&1 &
+	local pid=$!
+	for i in $(seq 1 200); do [ -S "$API_SOCK" ] && break; sleep 0.05; done
+	[ "$(stat -c '%a %G' "$API_SOCK" 2> /dev/null)" = "660 adm" ] ||
+		{ kill "$pid"; fail "socket: $(stat -c '%a %G' "$API_SOCK" 2>&1); minivmm: $(tr '\n' '|' < "$out")"; return 1; }
+	api_expect 200 GET vmm.ping || { kill "$pid"; return 1; }
+	api_expect 204 PUT vm.shutdown || { kill "$pid"; return 1; }
+	wait "$pid"
+	rc=$?
+	expect_rc 0 "$out" || return 1
+	[ ! -e "$API_SOCK" ] || { fail "the socket is still there after the exit"; return 1; }
+}
+
 t_api_socket_path_that_exists_is_refused() {
 	local out="$TMP_ROOT/api-exists.out"
 	: > "$TMP_ROOT/taken"

@@ -471,3 +471,31 @@ Test(cli, stats_file_and_interval_refusals)
 	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "--stats-file"), 0);
 	cr_assert(strstr(e.msg, "--stats-file needs a value"), "%s", e.msg);
 }
+
+Test(cli, api_socket_group_by_name_or_number)
+{
+	struct cli_options o;
+	struct vmm_err e = { 0 };
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--api-socket", "s"), 0);
+	cr_assert_eq(o.api_gid, (gid_t)-1, "no group: mode 0600");
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--api-socket", "s", "--api-socket-group", "root"), 0, "%s", e.msg);
+	cr_assert_eq(o.api_gid, 0u);
+	cr_assert_eq(PARSE(&o, &e, "--kernel", "k", "--api-socket", "s", "--api-socket-group", "1234"), 0, "%s", e.msg);
+	cr_assert_eq(o.api_gid, 1234u);
+	static const struct {
+		const char *group, *want;
+	} bad[] = {
+		{ "no-such-group-here", "--api-socket-group: no group 'no-such-group-here'" },
+		{ "", "--api-socket-group: no group" },
+		{ "99999999999999999999", "is not a group number" },
+		{ "4294967295", "is not a group number" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *argv[] = { "minivmm", "--kernel", "k", "--api-socket", "s", "--api-socket-group", (char *)bad[i].group,
+				 NULL };
+		cr_assert_lt(cli_parse(7, argv, &o, &e), 0, "'%s' accepted", bad[i].group);
+		cr_assert(strstr(e.msg, bad[i].want), "'%s': message '%s' lacks '%s'", bad[i].group, e.msg, bad[i].want);
+	}
+	cr_assert_lt(PARSE(&o, &e, "--kernel", "k", "--api-socket-group", "root"), 0);
+	cr_assert_str_eq(e.msg, "--api-socket-group needs --api-socket");
+}
