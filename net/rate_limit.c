@@ -6,17 +6,17 @@
 
 #define NS_PER_MS 1000000ull
 
-static bool bucket_limits(const struct token_bucket_config *c)
+static bool bucket_limits(const struct minivmm_token_bucket *c)
 {
 	return c->size && c->refill_time_ms;
 }
 
-bool rate_limit_active(const struct rate_limit_config *cfg)
+bool rate_limit_active(const struct minivmm_rate_limit *cfg)
 {
-	return bucket_limits(&cfg->bytes) || bucket_limits(&cfg->ops);
+	return bucket_limits(&cfg->bandwidth) || bucket_limits(&cfg->ops);
 }
 
-static void bucket_init(struct token_bucket *b, const struct token_bucket_config *c, uint64_t now_ns)
+static void bucket_init(struct token_bucket *b, const struct minivmm_token_bucket *c, uint64_t now_ns)
 {
 	memset(b, 0, sizeof(*b));
 	b->cfg = *c;
@@ -81,11 +81,11 @@ void token_bucket_take(struct token_bucket *b, uint64_t n)
 		b->tokens -= (int64_t)n;
 }
 
-void rate_limit_init(struct rate_limit *rl, const struct rate_limit_config *cfg, uint64_t now_ns)
+void rate_limit_init(struct rate_limit *rl, const struct minivmm_rate_limit *cfg, uint64_t now_ns)
 {
 	memset(rl, 0, sizeof(*rl));
 	pthread_mutex_init(&rl->lock, NULL);
-	bucket_init(&rl->bytes, &cfg->bytes, now_ns);
+	bucket_init(&rl->bytes, &cfg->bandwidth, now_ns);
 	bucket_init(&rl->ops, &cfg->ops, now_ns);
 	rl->active = rate_limit_active(cfg);
 }
@@ -95,10 +95,10 @@ void rate_limit_destroy(struct rate_limit *rl)
 	pthread_mutex_destroy(&rl->lock);
 }
 
-void rate_limit_set(struct rate_limit *rl, const struct rate_limit_config *cfg, uint64_t now_ns)
+void rate_limit_set(struct rate_limit *rl, const struct minivmm_rate_limit *cfg, uint64_t now_ns)
 {
 	pthread_mutex_lock(&rl->lock);
-	bucket_init(&rl->bytes, &cfg->bytes, now_ns);
+	bucket_init(&rl->bytes, &cfg->bandwidth, now_ns);
 	bucket_init(&rl->ops, &cfg->ops, now_ns);
 	/* Tags of the old limit's time mean nothing in the new one's. */
 	rl->vtime = 0;
@@ -118,10 +118,10 @@ unsigned rate_limit_gen(const struct rate_limit *rl)
 	return rl ? __atomic_load_n(&rl->gen, __ATOMIC_ACQUIRE) : 0;
 }
 
-void rate_limit_get(struct rate_limit *rl, struct rate_limit_config *cfg)
+void rate_limit_get(struct rate_limit *rl, struct minivmm_rate_limit *cfg)
 {
 	pthread_mutex_lock(&rl->lock);
-	cfg->bytes = rl->bytes.cfg;
+	cfg->bandwidth = rl->bytes.cfg;
 	cfg->ops = rl->ops.cfg;
 	pthread_mutex_unlock(&rl->lock);
 }

@@ -37,18 +37,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct token_bucket_config {
-	uint64_t size;             /* tokens when full; 0: no limit */
-	uint64_t one_time_burst;   /* extra tokens at the start, not refilled */
-	uint64_t refill_time_ms;   /* from empty to full; 0: no limit */
-};
+#include "minivmm.h"
 
-struct rate_limit_config {
-	struct token_bucket_config bytes, ops;
-};
-
+/* A bucket's and a limiter's configuration are the embedding API's
+ * (minivmm.h): struct minivmm_token_bucket (size, one_time_burst,
+ * refill_time_ms; size or refill time 0: no limit) and struct
+ * minivmm_rate_limit (bandwidth: bytes, ops: frames). */
 struct token_bucket {
-	struct token_bucket_config cfg;
+	struct minivmm_token_bucket cfg;
 	int64_t tokens;            /* below 0: owed by a frame larger than what was left */
 	uint64_t burst;            /* what is left of the one-time burst */
 	uint64_t last_ns;          /* refilled up to here */
@@ -91,13 +87,13 @@ struct rate_limit {
 };
 
 /* A limiter as configured, full (and with its one-time bursts), at now_ns. */
-void rate_limit_init(struct rate_limit *rl, const struct rate_limit_config *cfg, uint64_t now_ns);
+void rate_limit_init(struct rate_limit *rl, const struct minivmm_rate_limit *cfg, uint64_t now_ns);
 void rate_limit_destroy(struct rate_limit *rl);
 
 /* Change the configuration live: each bucket starts full again with the
  * new size and burst (as Firecracker's PATCH does). */
-void rate_limit_set(struct rate_limit *rl, const struct rate_limit_config *cfg, uint64_t now_ns);
-void rate_limit_get(struct rate_limit *rl, struct rate_limit_config *cfg);
+void rate_limit_set(struct rate_limit *rl, const struct minivmm_rate_limit *cfg, uint64_t now_ns);
+void rate_limit_get(struct rate_limit *rl, struct minivmm_rate_limit *cfg);
 
 /* Changes so far: a queue told to wait under an older generation asks
  * again at once (a live change takes effect without waiting out the old
@@ -105,7 +101,7 @@ void rate_limit_get(struct rate_limit *rl, struct rate_limit_config *cfg);
 unsigned rate_limit_gen(const struct rate_limit *rl);
 
 /* Does it limit anything? */
-bool rate_limit_active(const struct rate_limit_config *cfg);
+bool rate_limit_active(const struct minivmm_rate_limit *cfg);
 
 /* Does rl limit anything now (NULL: no)? One atomic load: the data path
  * asks this per frame before it reads the clock for wait and charge, so

@@ -503,32 +503,11 @@ static void vnet_stable_mac(const char *ifname, unsigned index, uint8_t mac[6])
 	mac[5] = (uint8_t)h;
 }
 
-static void rate_limit_config_from(struct rate_limit_config *c, const struct minivmm_rate_limit *l)
-{
-	c->bytes = (struct token_bucket_config){ .size = l->bandwidth.size,
-						 .one_time_burst = l->bandwidth.one_time_burst,
-						 .refill_time_ms = l->bandwidth.refill_time_ms };
-	c->ops = (struct token_bucket_config){ .size = l->ops.size, .one_time_burst = l->ops.one_time_burst,
-					       .refill_time_ms = l->ops.refill_time_ms };
-}
-
-static void rate_limit_config_to(struct minivmm_rate_limit *l, const struct rate_limit_config *c)
-{
-	l->bandwidth = (struct minivmm_token_bucket){ .size = c->bytes.size,
-						      .one_time_burst = c->bytes.one_time_burst,
-						      .refill_time_ms = c->bytes.refill_time_ms };
-	l->ops = (struct minivmm_token_bucket){ .size = c->ops.size, .one_time_burst = c->ops.one_time_burst,
-						.refill_time_ms = c->ops.refill_time_ms };
-}
-
 static void vnet_rate_limit_init(struct virtio_net *n, const struct minivmm_net_config *cfg)
 {
-	struct rate_limit_config rx, tx;
-	rate_limit_config_from(&rx, &cfg->rx_limit);
-	rate_limit_config_from(&tx, &cfg->tx_limit);
 	uint64_t now = dp_now_ns();
-	rate_limit_init(&n->rx_limit, &rx, now);
-	rate_limit_init(&n->tx_limit, &tx, now);
+	rate_limit_init(&n->rx_limit, &cfg->rx_limit, now);
+	rate_limit_init(&n->tx_limit, &cfg->tx_limit, now);
 }
 
 /* Wake every pair's worker as a guest kick would (it then sees what
@@ -549,15 +528,10 @@ void virtio_net_set_rate_limit(struct virtio_net *n, const struct minivmm_rate_l
 			       const struct minivmm_rate_limit *tx)
 {
 	uint64_t now = dp_now_ns();
-	struct rate_limit_config c;
-	if (rx) {
-		rate_limit_config_from(&c, rx);
-		rate_limit_set(&n->rx_limit, &c, now);
-	}
-	if (tx) {
-		rate_limit_config_from(&c, tx);
-		rate_limit_set(&n->tx_limit, &c, now);
-	}
+	if (rx)
+		rate_limit_set(&n->rx_limit, rx, now);
+	if (tx)
+		rate_limit_set(&n->tx_limit, tx, now);
 	/* A pair waiting out a debt of the old limits asks the new ones now:
 	 * its worker wakes as on a kick, sees the limiter changed, and goes on. */
 	pthread_mutex_lock(&n->lock);
@@ -610,15 +584,10 @@ int virtio_net_pause(struct virtio_net *n, bool pause, unsigned wait_ms)
 
 void virtio_net_get_rate_limit(struct virtio_net *n, struct minivmm_rate_limit *rx, struct minivmm_rate_limit *tx)
 {
-	struct rate_limit_config c;
-	if (rx) {
-		rate_limit_get(&n->rx_limit, &c);
-		rate_limit_config_to(rx, &c);
-	}
-	if (tx) {
-		rate_limit_get(&n->tx_limit, &c);
-		rate_limit_config_to(tx, &c);
-	}
+	if (rx)
+		rate_limit_get(&n->rx_limit, rx);
+	if (tx)
+		rate_limit_get(&n->tx_limit, tx);
 }
 
 int virtio_net_create(struct virtio_net **out, unsigned index, const struct minivmm_net_config *cfg,

@@ -31,16 +31,16 @@ static uint64_t saturate(struct rate_limit *rl, uint64_t frame, unsigned batch, 
 	return sent;
 }
 
-static struct rate_limit_config bytes_only(uint64_t size, uint64_t burst, uint64_t refill_ms)
+static struct minivmm_rate_limit bytes_only(uint64_t size, uint64_t burst, uint64_t refill_ms)
 {
-	return (struct rate_limit_config){ .bytes = { .size = size, .one_time_burst = burst,
+	return (struct minivmm_rate_limit){ .bandwidth = { .size = size, .one_time_burst = burst,
 						       .refill_time_ms = refill_ms } };
 }
 
 Test(rate_limit, ten_megabits_over_five_seconds_is_ten_megabits)
 {
 	struct rate_limit rl;
-	struct rate_limit_config c = bytes_only(125000, 0, 100);   /* 1.25 MB/s */
+	struct minivmm_rate_limit c = bytes_only(125000, 0, 100);   /* 1.25 MB/s */
 	rate_limit_init(&rl, &c, 0);
 	unsigned waits;
 	uint64_t sent = saturate(&rl, 1514, 32, 5, &waits);
@@ -59,7 +59,7 @@ Test(rate_limit, ten_megabits_over_five_seconds_is_ten_megabits)
 Test(rate_limit, operations_bucket_limits_frames_per_second)
 {
 	struct rate_limit rl;
-	struct rate_limit_config c = { .ops = { .size = 500, .refill_time_ms = 100 } };   /* 5 k ops/s */
+	struct minivmm_rate_limit c = { .ops = { .size = 500, .refill_time_ms = 100 } };   /* 5 k ops/s */
 	rate_limit_init(&rl, &c, 0);
 	uint64_t sent = saturate(&rl, 64, 1, 5, NULL);
 	uint64_t frames = sent / 64;
@@ -71,7 +71,7 @@ Test(rate_limit, operations_bucket_limits_frames_per_second)
 Test(rate_limit, one_time_burst_is_spent_once)
 {
 	struct rate_limit rl;
-	struct rate_limit_config c = bytes_only(1000, 100000, 1000);   /* 1000 B/s */
+	struct minivmm_rate_limit c = bytes_only(1000, 100000, 1000);   /* 1000 B/s */
 	rate_limit_init(&rl, &c, 0);
 	uint64_t sent = saturate(&rl, 100, 1, 10, NULL);
 	cr_assert(sent >= 100000 + 1000 + 10 * 1000 - 100 && sent <= 100000 + 1000 + 10 * 1000 + 100,
@@ -84,7 +84,7 @@ Test(rate_limit, one_time_burst_is_spent_once)
 Test(rate_limit, a_bucket_smaller_than_a_frame_never_stalls)
 {
 	struct rate_limit rl;
-	struct rate_limit_config c = bytes_only(100, 0, 1);   /* 100 kB/s */
+	struct minivmm_rate_limit c = bytes_only(100, 0, 1);   /* 100 kB/s */
 	rate_limit_init(&rl, &c, 0);
 	uint64_t sent = saturate(&rl, 1500, 1, 10, NULL);
 	cr_assert(sent >= 990000 && sent <= 1000000 + 1500 + 100, "sent %llu", (unsigned long long)sent);
@@ -98,7 +98,7 @@ Test(rate_limit, a_wait_under_a_millisecond_is_not_zero)
 {
 	struct token_bucket b;
 	struct rate_limit rl;
-	struct rate_limit_config c = bytes_only(4095, 0, 1);
+	struct minivmm_rate_limit c = bytes_only(4095, 0, 1);
 	rate_limit_init(&rl, &c, 0);
 	b = rl.bytes;
 	cr_assert_eq(token_bucket_wait(&b, 0), 0u);
@@ -115,7 +115,7 @@ Test(rate_limit, a_wait_under_a_millisecond_is_not_zero)
 Test(rate_limit, refill_loses_nothing_to_rounding)
 {
 	struct rate_limit rl;
-	struct rate_limit_config c = bytes_only(3, 0, 7);   /* 3 tokens per 7 ms */
+	struct minivmm_rate_limit c = bytes_only(3, 0, 7);   /* 3 tokens per 7 ms */
 	rate_limit_init(&rl, &c, 0);
 	struct token_bucket b = rl.bytes;
 	token_bucket_take(&b, 3);
@@ -132,7 +132,7 @@ Test(rate_limit, refill_loses_nothing_to_rounding)
 Test(rate_limit, zero_size_or_refill_time_limits_nothing)
 {
 	struct rate_limit rl;
-	struct rate_limit_config none = { 0 }, no_time = bytes_only(100, 0, 0), no_size = bytes_only(0, 0, 100);
+	struct minivmm_rate_limit none = { 0 }, no_time = bytes_only(100, 0, 0), no_size = bytes_only(0, 0, 100);
 	cr_assert_not(rate_limit_active(&none));
 	cr_assert_not(rate_limit_active(&no_time));
 	cr_assert_not(rate_limit_active(&no_size));
@@ -149,16 +149,16 @@ Test(rate_limit, zero_size_or_refill_time_limits_nothing)
 Test(rate_limit, a_live_change_takes_effect_at_once)
 {
 	struct rate_limit rl;
-	struct rate_limit_config slow = bytes_only(1000, 0, 1000), fast = bytes_only(100000, 0, 100);
+	struct minivmm_rate_limit slow = bytes_only(1000, 0, 1000), fast = bytes_only(100000, 0, 100);
 	rate_limit_init(&rl, &slow, 0);
 	rate_limit_charge(&rl, 0, 5000, 5, 0);
 	cr_assert_gt(rate_limit_wait(&rl, 0, 1 * MS), 1 * S, "in debt at 1 kB/s");
 	rate_limit_set(&rl, &fast, 2 * MS);
 	cr_assert_eq(rate_limit_wait(&rl, 0, 2 * MS), 0u);
-	struct rate_limit_config got;
+	struct minivmm_rate_limit got;
 	rate_limit_get(&rl, &got);
-	cr_assert_eq(got.bytes.size, 100000u);
-	cr_assert_eq(got.bytes.refill_time_ms, 100u);
+	cr_assert_eq(got.bandwidth.size, 100000u);
+	cr_assert_eq(got.bandwidth.refill_time_ms, 100u);
 	rate_limit_destroy(&rl);
 }
 
@@ -167,14 +167,14 @@ Test(rate_limit, a_live_change_takes_effect_at_once)
 Test(rate_limit, extreme_values_stay_in_range)
 {
 	struct rate_limit rl;
-	struct rate_limit_config c = bytes_only(UINT64_MAX, UINT64_MAX, UINT64_MAX);
+	struct minivmm_rate_limit c = bytes_only(UINT64_MAX, UINT64_MAX, UINT64_MAX);
 	rate_limit_init(&rl, &c, 0);
 	cr_assert_eq(rate_limit_wait(&rl, 0, 0), 0u);
 	rate_limit_charge(&rl, 0, UINT64_MAX, UINT64_MAX, 0);
 	rate_limit_charge(&rl, 0, UINT64_MAX, UINT64_MAX, 0);
 	uint64_t w = rate_limit_wait(&rl, 0, UINT64_MAX / 4);
 	cr_assert_leq(w, UINT64_MAX / 2);
-	rate_limit_set(&rl, &(struct rate_limit_config){ .bytes = { .size = 1, .refill_time_ms = 1 } }, 0);
+	rate_limit_set(&rl, &(struct minivmm_rate_limit){ .bandwidth = { .size = 1, .refill_time_ms = 1 } }, 0);
 	rate_limit_charge(&rl, 0, UINT64_MAX, 0, 0);
 	cr_assert_gt(rate_limit_wait(&rl, 0, 1), 0u);
 	rate_limit_destroy(&rl);
@@ -216,7 +216,7 @@ static void contend(struct rate_limit *rl, unsigned users, const uint64_t *start
 Test(rate_limit, pairs_take_turns_whoever_comes_back_first)
 {
 	struct rate_limit rl;
-	struct rate_limit_config ops = { .ops = { .size = 50, .refill_time_ms = 50 } };   /* 1000/s */
+	struct minivmm_rate_limit ops = { .ops = { .size = 50, .refill_time_ms = 50 } };   /* 1000/s */
 	rate_limit_init(&rl, &ops, 0);
 	uint64_t n[4];
 	contend(&rl, 2, (uint64_t[]){ 0, 0 }, 2, n);
@@ -228,7 +228,7 @@ Test(rate_limit, pairs_take_turns_whoever_comes_back_first)
 	/* Four pairs, bytes (10 Mbit/s of 1514-byte frames: 825/s), pair 3
 	 * idle for the first second: over the next second it gets a quarter,
 	 * not the second's worth it "missed". */
-	struct rate_limit_config bw = bytes_only(125000, 0, 100);
+	struct minivmm_rate_limit bw = bytes_only(125000, 0, 100);
 	rate_limit_init(&rl, &bw, 0);
 	contend(&rl, 4, (uint64_t[]){ 0, 0, 0, 1 * S }, 2, n);
 	uint64_t total = n[0] + n[1] + n[2] + n[3];

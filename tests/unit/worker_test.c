@@ -513,7 +513,7 @@ Test(worker, wait_started_returns_a_failed_start_error, .timeout = 20)
  * rest stays in the guest's rings), and a bucket smaller than one frame,
  * or one that owes less than a millisecond's worth (Firecracker #6212),
  * slows TX but never stops it. Both engines. */
-static uint64_t limited_tx_frames(enum net_engine engine, const struct rate_limit_config *cfg,
+static uint64_t limited_tx_frames(enum net_engine engine, const struct minivmm_rate_limit *cfg,
 				  uint64_t *least, uint64_t *most)
 {
 	struct wenv *e = wenv_new(NET_WORKER_MAX_QPS, FRAMES_PER_QP, open_dev_null);
@@ -545,7 +545,7 @@ Test(worker, the_rate_limiter_holds_tx_to_its_rate, .timeout = 30)
 	for (int engine = 0; engine < 2; engine++) {
 		enum net_engine eng = engine ? NET_ENGINE_EPOLL : NET_ENGINE_URING;
 		/* 1000 frames a second, 50 at once */
-		struct rate_limit_config ops = { .ops = { .size = 50, .refill_time_ms = 50 } };
+		struct minivmm_rate_limit ops = { .ops = { .size = 50, .refill_time_ms = 50 } };
 		uint64_t least, most;
 		uint64_t n = limited_tx_frames(eng, &ops, &least, &most);
 		cr_assert(n >= 800 && n <= 1300, "engine %d: %llu frames in 1 s at 1000/s", engine,
@@ -556,12 +556,12 @@ Test(worker, the_rate_limiter_holds_tx_to_its_rate, .timeout = 30)
 		cr_assert(least * 3 >= n / NET_WORKER_MAX_QPS, "engine %d: pairs sent %llu to %llu frames", engine,
 			  (unsigned long long)least, (unsigned long long)most);
 		/* 1000 bytes a second from a 1-byte bucket: 64-byte frames, ~16 a second */
-		struct rate_limit_config tiny = { .bytes = { .size = 1, .refill_time_ms = 1 } };
+		struct minivmm_rate_limit tiny = { .bandwidth = { .size = 1, .refill_time_ms = 1 } };
 		n = limited_tx_frames(eng, &tiny, &least, &most);
 		cr_assert(n >= 8 && n <= 40, "engine %d: %llu frames in 1 s at 1000 B/s", engine,
 			  (unsigned long long)n);
 		/* 63 bytes a millisecond: every 64-byte frame owes under a millisecond */
-		struct rate_limit_config sub_ms = { .bytes = { .size = 63, .refill_time_ms = 1 } };
+		struct minivmm_rate_limit sub_ms = { .bandwidth = { .size = 63, .refill_time_ms = 1 } };
 		n = limited_tx_frames(eng, &sub_ms, &least, &most);
 		cr_assert(n >= 300 && n <= 1100, "engine %d: %llu frames in 1 s at 63 kB/s", engine,
 			  (unsigned long long)n);
@@ -576,7 +576,7 @@ Test(worker, a_rate_limit_change_takes_effect_at_once, .timeout = 30)
 	for (int engine = 0; engine < 2; engine++) {
 		struct wenv *e = wenv_new(4, FRAMES_PER_QP, open_dev_null);
 		struct rate_limit rl;
-		struct rate_limit_config slow = { .ops = { .size = 1, .refill_time_ms = 1000 } };
+		struct minivmm_rate_limit slow = { .ops = { .size = 1, .refill_time_ms = 1000 } };
 		rate_limit_init(&rl, &slow, dp_now_ns());
 		for (unsigned i = 0; i < e->nr_qps; i++)
 			e->qp[i].tx_limit = &rl;
@@ -585,7 +585,7 @@ Test(worker, a_rate_limit_change_takes_effect_at_once, .timeout = 30)
 		nanosleep(&t, NULL);
 		uint64_t before = tx_frames(e);
 		cr_assert_leq(before, 2u, "engine %d: %llu frames at one a second", engine, (unsigned long long)before);
-		struct rate_limit_config fast = { .ops = { .size = 100, .refill_time_ms = 100 } };   /* 1000/s */
+		struct minivmm_rate_limit fast = { .ops = { .size = 100, .refill_time_ms = 100 } };   /* 1000/s */
 		rate_limit_set(&rl, &fast, dp_now_ns());
 		uint64_t one = 1;
 		for (unsigned i = 0; i < e->nr_qps; i++)
@@ -636,7 +636,7 @@ static bool wait_paused(struct net_worker *w, bool want)
 static struct wenv *wenv_held_to_1000_a_second(struct rate_limit *rl)
 {
 	struct wenv *e = wenv_new(4, FRAMES_PER_QP, open_dev_null);
-	struct rate_limit_config c = { .ops = { .size = 20, .refill_time_ms = 20 } };
+	struct minivmm_rate_limit c = { .ops = { .size = 20, .refill_time_ms = 20 } };
 	rate_limit_init(rl, &c, dp_now_ns());
 	for (unsigned i = 0; i < e->nr_qps; i++)
 		e->qp[i].tx_limit = rl;
@@ -742,7 +742,7 @@ Test(worker, pairs_on_different_workers_share_one_limit_fairly, .timeout = 60)
 	for (int engine = 0; engine < 2; engine++) {
 		for (unsigned nw = 2; nw <= 4; nw += 2) {
 			struct rate_limit rl;
-			struct rate_limit_config c = { .ops = { .size = 50, .refill_time_ms = 50 } };
+			struct minivmm_rate_limit c = { .ops = { .size = 50, .refill_time_ms = 50 } };
 			rate_limit_init(&rl, &c, dp_now_ns());
 			struct wenv *e[4];
 			struct net_worker *w[4];
