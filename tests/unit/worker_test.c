@@ -7,6 +7,7 @@
  * make a wait return -EINTR (a signal arriving) or a submit refuse to take
  * the queued SQEs (-EBUSY), as the kernel may. */
 #include <criterion/criterion.h>
+#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
@@ -199,32 +200,34 @@ static struct net_worker *wenv_start(struct wenv *e, enum net_engine engine)
 	return wenv_start_confined(e, engine, NULL, NULL);
 }
 
-static uint64_t tx_frames(const struct wenv *e)
+/* The sum of one counter over every pair (offset of a uint64_t in struct
+ * net_queue_stats). */
+static uint64_t stat_sum(const struct wenv *e, size_t off)
 {
 	uint64_t n = 0;
 	for (unsigned i = 0; i < e->nr_qps; i++)
-		n += __atomic_load_n(&e->qp[i].stats.tx_frames, __ATOMIC_RELAXED);
+		n += __atomic_load_n((const uint64_t *)((const char *)&e->qp[i].stats + off), __ATOMIC_RELAXED);
 	return n;
 }
 
-static uint64_t tx_errors(const struct wenv *e)
-{
-	uint64_t n = 0;
-	for (unsigned i = 0; i < e->nr_qps; i++)
-		n += __atomic_load_n(&e->qp[i].stats.tx_errors, __ATOMIC_RELAXED);
-	return n;
-}
+#define tx_frames(e)  stat_sum((e), offsetof(struct net_queue_stats, tx_frames))
+#define tx_errors(e)  stat_sum((e), offsetof(struct net_queue_stats, tx_errors))
+#define tx_dropped(e) stat_sum((e), offsetof(struct net_queue_stats, tx_dropped))
 
-static bool wait_tx_frames(const struct wenv *e, uint64_t want, int seconds)
+/* Up to `seconds` for `want` TX frames written (and, with dropped_too,
+ * dropped). */
+static bool wait_tx(const struct wenv *e, uint64_t want, int seconds, bool dropped_too)
 {
 	for (int i = 0; i < seconds * 1000; i++) {
-		if (tx_frames(e) >= want)
+		if (tx_frames(e) + (dropped_too ? tx_dropped(e) : 0) >= want)
 			return true;
 		struct timespec ms = { .tv_nsec = 1000000 };
 		nanosleep(&ms, NULL);
 	}
 	return false;
 }
+
+#define wait_tx_frames(e, want, seconds) wait_tx((e), (want), (seconds), false)
 
 static int open_dev_null(void)
 {
@@ -676,25 +679,6 @@ Test(worker, paused_mid_traffic_moves_nothing_and_resumes_where_it_stopped, .tim
 
 /* ---- the link set down ---------------------------------------------------------- */
 
-static uint64_t tx_dropped(struct wenv *e)
-{
-	uint64_t n = 0;
-	for (unsigned i = 0; i < e->nr_qps; i++)
-		n += __atomic_load_n(&e->qp[i].stats.tx_dropped, __ATOMIC_RELAXED);
-	return n;
-}
-
-static bool wait_tx_frames_or_dropped(struct wenv *e, uint64_t want, int seconds)
-{
-	for (int i = 0; i < seconds * 1000; i++) {
-		if (tx_frames(e) + tx_dropped(e) >= want)
-			return true;
-		struct timespec ms = { .tv_nsec = 1000000 };
-		nanosleep(&ms, NULL);
-	}
-	return false;
-}
-
 /* The link set down in the middle of TX (held to 1000 frames a second):
  * what the guest sends from then on is dropped at once, counted, the rate
  * limiter not waited for, nothing written. (That traffic goes on once the
@@ -711,7 +695,7 @@ Test(worker, link_set_down_drops_what_the_guest_sends_without_waiting_for_the_li
 		for (unsigned i = 0; i < e->nr_qps; i++)
 			__atomic_store_n(&e->qp[i].link_down, true, __ATOMIC_RELEASE);
 		kick_all(e);
-		cr_expect(wait_tx_frames_or_dropped(e, 4ull * FRAMES_PER_QP, 5),
+		cr_expect(wait_tx(e, 4ull * FRAMES_PER_QP, 5, true),
 			  "engine %d: %llu written and %llu dropped of %u", engine, (unsigned long long)tx_frames(e),
 			  (unsigned long long)tx_dropped(e), 4 * FRAMES_PER_QP);
 		uint64_t written = tx_frames(e);
