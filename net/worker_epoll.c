@@ -372,7 +372,9 @@ int net_worker_run_epoll(struct net_worker *w)
 		bool idle = w->nr_qps > 0;
 		for (unsigned i = 0; i < w->nr_qps && idle; i++)
 			idle = net_qp_paused(w->qp[i]);
-		__atomic_store_n(&w->paused_idle, idle, __ATOMIC_RELEASE);
+		/* Only this worker writes it: no store on every pass, only on a change. */
+		if (__atomic_load_n(&w->paused_idle, __ATOMIC_RELAXED) != idle)
+			__atomic_store_n(&w->paused_idle, idle, __ATOMIC_RELEASE);
 		first = w->nr_qps ? (first + 1) % w->nr_qps : 0;
 		net_worker_flush(w);
 		bool worked = ep_progress(w) != before;

@@ -709,7 +709,9 @@ static void uring_service(struct uring_loop *l)
 		idle = net_qp_paused(l->w->qp[i]) && uq->rx_inflight == 0 &&
 		       uq->nr_tx_free + uq->nr_tx_held == URING_TX_BATCH;
 	}
-	__atomic_store_n(&l->w->paused_idle, idle, __ATOMIC_RELEASE);
+	/* Only this worker writes it: no store on every pass, only on a change. */
+	if (__atomic_load_n(&l->w->paused_idle, __ATOMIC_RELAXED) != idle)
+		__atomic_store_n(&l->w->paused_idle, idle, __ATOMIC_RELEASE);
 }
 
 /* While spinning: has work come in without our being told? New TX frames
